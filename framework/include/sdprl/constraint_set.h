@@ -1,0 +1,80 @@
+// ConstraintSet: the m loss terms <X, Q_tau X> - t_tau of a model, and their linearisation at one
+// MM iterate (algorithm.md sections 1-3). The solver never sees Q_tau itself: every term family
+// (entry, distance, dense, ...) implements these maps with its own fast path.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sdprl/export.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+// How the ADMM Xt-step treats a term that couples two rows of Xt (algorithm.md section 3).
+//  kRowSplit: replace each off-diagonal term by two half-terms, each touching one row (a looser
+//             but valid majoriser that touches F at Xt = 0). With a diagonal B the Xt-step then
+//             splits into n independent r x r systems, factored once per MM step.
+//  kCoupled:  keep the surrogate H of Prop. 2 exactly; the Xt-step is one coupled linear system
+//             solved by preconditioned CG.
+enum class SplitMode { kRowSplit, kCoupled };
+
+SDPRL_API const char* to_string(SplitMode mode);
+
+// The loss terms' part of the surrogate H at an iterate X_k (algorithm.md section 2):
+//   sum_h 2 |<Xt, P_h> + b_h|  +  <Xt, C Xt>,     C = sum_tau w_tau |sym(Q_tau)|.
+// The index h runs over "split terms": one per term (kCoupled) or per half-term (kRowSplit).
+// Their number and order never change between MM steps, so the ADMM variables (nu, e) of one MM
+// step warm-start the next.
+class SDPRL_API TermLinearization {
+ public:
+  virtual ~TermLinearization();
+
+  // Recomputes P_h, b_h and C at the iterate X with weights w_tau = phi'(|r_tau|) and residuals
+  // r_tau = <X, Q_tau X> - t_tau.
+  virtual void update(const Matrix& X, const Vector& weights, const Vector& residuals) = 0;
+
+  // Number of split terms (the length of the ADMM vectors e and nu).
+  virtual Index size() const = 0;
+  // b_h.
+  virtual const Vector& offsets() const = 0;
+  // out_h = <D, P_h> for every split term (out is resized).
+  virtual void apply(const Matrix& D, Vector& out) const = 0;
+  // out = sum_h y_h P_h (n x r, overwritten).
+  virtual void apply_adjoint(const Vector& y, Matrix& out) const = 0;
+  // out = C D (overwritten).
+  virtual void apply_curvature(const Matrix& D, Matrix& out) const = 0;
+  // True when C is diagonal; then curvature_diagonal() gives it exactly.
+  virtual bool curvature_is_diagonal() const = 0;
+  // diag(C) (length n). Exact C when curvature_is_diagonal(), a preconditioner otherwise.
+  virtual void curvature_diagonal(Vector& d) const = 0;
+  // True when every P_h is nonzero in one row only, so that P*P is block diagonal by rows.
+  virtual bool rows_decoupled() const = 0;
+  // The r x r diagonal blocks of P*P: block i (rows i*r .. i*r + r - 1 of the (n r) x r result)
+  // is sum_h P_h(i,:)^T P_h(i,:). Exact P*P when rows_decoupled(), a preconditioner otherwise.
+  virtual void gram_row_blocks(Matrix& blocks) const = 0;
+};
+
+class SDPRL_API ConstraintSet {
+ public:
+  virtual ~ConstraintSet();
+
+  // The term family, e.g. "entry", "distance", "dense".
+  virtual std::string family() const = 0;
+  // n: the number of rows of X.
+  virtual Index dimension() const = 0;
+  // m: the number of terms.
+  virtual Index size() const = 0;
+  // t_tau.
+  virtual const Vector& targets() const = 0;
+  // values_tau = <X, Q_tau X> (resized).
+  virtual void evaluate(const Matrix& X, Vector& values) const = 0;
+  // out = sum_tau y_tau sym(Q_tau) V for an n x k matrix V (overwritten). This is the adjoint of
+  // Z -> (<Z, Q_tau>)_tau on symmetric Z: it gives the gradient of the loss terms and the
+  // operator of the spectral start.
+  virtual void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const = 0;
+  // A linearisation object for this set; the solver calls update() once per MM step.
+  virtual std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const = 0;
+};
+
+}  // namespace sdprl

@@ -1,0 +1,25 @@
+// Atomic output files: written to a temporary file in the same directory, flushed and synced,
+// then renamed over the destination, so a reader never sees half a file and a failure (disk
+// full, interruption) leaves the previous file, or none, in place.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "sdprl/export.h"
+
+namespace sdprl::io {
+
+// Calls `write` with a stream to a temporary file, then renames it to `file`. Any failure (the
+// stream's, or an exception from `write`) removes the temporary file and throws sdprl::Error
+// naming `file`.
+SDPRL_API void write_atomically(const std::filesystem::path& file,
+                                const std::function<void(std::ostream&)>& write);
+
+// Creates `directory` (and parents) and checks that a file can be created in it; throws Error
+// naming the directory otherwise.
+SDPRL_API void ensure_writable_directory(const std::filesystem::path& directory);
+
+}  // namespace sdprl::io

@@ -1,0 +1,35 @@
+// Loss: the robust function phi applied to the absolute residual |<X, Q X> - t| of every term.
+//
+// The MM solver (algorithm.md section 2, paper Assumption 3) needs phi and phi' on [0, inf) and
+// nothing else: phi(0) = 0, phi increasing and concave, phi' finite and positive. Implementations
+// document their formula and their values at zero in the header comment, as Ceres does.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sdprl/export.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+class SDPRL_API Loss {
+ public:
+  virtual ~Loss();
+
+  // The plugin name, e.g. "l1" or "leaky-mcp".
+  virtual std::string name() const = 0;
+  // phi(a) for a >= 0.
+  virtual double value(double a) const = 0;
+  // phi'(a) for a >= 0 (right derivative at 0). This is the MM weight w = phi'(|r|).
+  virtual double derivative(double a) const = 0;
+  // The parameters as (name, value) pairs, for reports.
+  virtual std::vector<std::pair<std::string, double>> parameters() const;
+
+  // Batched form used by the solver: phi and phi' of every entry of `a` (both outputs resized).
+  // The default loops over value() and derivative(); override when a vectorised form is faster.
+  virtual void evaluate(const Vector& a, Vector& phi, Vector& dphi) const;
+};
+
+}  // namespace sdprl

@@ -1,0 +1,44 @@
+// Model: what an application plugin builds from its TOML table and data, and everything the solver
+// needs besides the loss: the terms, the A-term, the metrics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sdprl/constraint_set.h"
+#include "sdprl/export.h"
+#include "sdprl/regularizer.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+struct Metric {
+  std::string name;
+  double value = 0.0;
+};
+
+// Application-specific quality measures of a factor X (e.g. test RMSE).
+class SDPRL_API Evaluator {
+ public:
+  virtual ~Evaluator();
+  // Metrics reported in the summary, e.g. {"test_rmse", 0.12}.
+  virtual std::vector<Metric> evaluate(const Matrix& X) const = 0;
+  // Whether validation_error() is available (needed to choose lambda from a grid).
+  virtual bool has_validation() const;
+  // Error on the validation set; lower is better.
+  virtual double validation_error(const Matrix& X) const;
+};
+
+struct Model {
+  std::string application;                       // the plugin that built it
+  std::shared_ptr<const ConstraintSet> terms;    // required
+  std::shared_ptr<const Regularizer> quadratic;  // the A of (gamma/2)<X, A X>; null means A = 0
+  double default_gamma = 0.0;                    // gamma when the TOML does not set it
+  double default_lambda = 1.0;                   // lambda when the TOML does not set it
+  Index default_rank = 0;                        // rank when the TOML does not set it (0: none)
+  std::shared_ptr<const Evaluator> evaluator;    // may be null
+  std::vector<Metric> facts;                     // sizes etc., for the report (e.g. n, m)
+};
+
+}  // namespace sdprl

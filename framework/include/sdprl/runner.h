@@ -1,0 +1,48 @@
+// One TOML-specified run, end to end (architecture.md's data flow):
+//   TOML file (+ --set overrides) -> ConfigTable -> application plugin builds the Model -> loss
+//   plugin -> solve() for each lambda of the grid (chosen on the validation set) -> outputs:
+//   summary.json, trace.csv and X.mtx in the output directory, each written atomically.
+// The `sdprl run` command is a thin wrapper around run_model().
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sdprl/export.h"
+#include "sdprl/solver.h"
+
+namespace sdprl {
+
+struct RunRequest {
+  std::filesystem::path model_file;
+  std::vector<std::pair<std::string, std::string>> overrides;  // --set KEY=VALUE, in order
+  std::optional<std::filesystem::path> output_directory;        // --out; else [output] directory
+  std::vector<std::filesystem::path> plugin_paths;              // --plugin-path, searched first
+  bool quiet = false;                                           // no iteration table
+  const std::atomic<bool>* interrupt = nullptr;                 // e.g. set by SIGINT
+};
+
+struct LambdaTrial {
+  double lambda = 0.0;
+  double validation_error = 0.0;
+  Summary summary;
+};
+
+struct RunResult {
+  Summary summary;                       // of the chosen lambda
+  Matrix X;                              // its factor
+  RegularizationWeights weights;         // the weights used
+  std::vector<LambdaTrial> trials;       // one per lambda of the grid (a single entry without grid)
+  std::filesystem::path output_directory;
+  std::string loss, application;
+};
+
+// Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is
+// written; the output directory is checked for writability before the solve starts.
+SDPRL_API RunResult run_model(const RunRequest& request);
+
+}  // namespace sdprl

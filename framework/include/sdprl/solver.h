@@ -1,0 +1,126 @@
+// The SDP-RL solver (algorithm.md sections 2-3; paper Alg. 2 and 4): a majorisation-minimisation
+// outer loop whose convex surrogate H is minimised inexactly by ADMM, stopped by the duality gap
+// with the tolerance schedule eps_k = max(eps_min, c0 / k^b0).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sdprl/constraint_set.h"
+#include "sdprl/export.h"
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+// The weights of the regularizers: F = sum phi(|r|) + (gamma/2)<X, A X> + (lambda/2)||X||^2.
+struct RegularizationWeights {
+  double lambda = 1.0;  // >= 0
+  double gamma = 0.0;   // >= 0; ignored when the model has no A
+};
+
+enum class InitKind {
+  kSpectral,  // top-r eigenvectors of sum_tau t_tau sym(Q_tau), scaled by a robust fit (default)
+  kGaussian,  // X_ij ~ N(0, init_scale^2)
+  kGiven,     // the X passed to solve()
+};
+SDPRL_API const char* to_string(InitKind kind);
+SDPRL_API bool from_string(const std::string& text, InitKind* kind);
+SDPRL_API bool from_string(const std::string& text, SplitMode* mode);
+
+struct AdmmOptions {
+  int max_iterations = 1000;      // per MM step (algorithm.md: 1000)
+  double rho = 0.0;               // penalty; 0 = automatic: rho_scale / phi'(0)
+  double rho_scale = 10.0;        // the automatic rule's numerator (algorithm.md section 3)
+  double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
+  double c0 = 0.0;                // 0 = automatic: F at the starting point
+  double min_tolerance = 1e-8;    // eps_min
+  SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (algorithm.md section 3)
+  double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
+  int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
+};
+
+struct SolverOptions {
+  Index rank = 0;                    // r; 0 = the model's default rank
+  int max_mm_iterations = 2000;      // outer iteration cap
+  double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
+  int consecutive = 3;               // ... on this many consecutive MM steps
+  int min_mm_iterations = 5;         // and never before this many MM steps (algorithm.md section 2)
+  double time_limit = 0.0;           // seconds; 0 = none
+  InitKind init = InitKind::kSpectral;
+  double init_scale = 1.0;           // standard deviation of the Gaussian start
+  std::uint64_t seed = 1;            // for the Gaussian start
+  bool verbose = true;               // print the iteration table on stderr
+  int print_every = 1;               // print every k-th MM iteration (the first and last always)
+  AdmmOptions admm;
+  // Set to true (e.g. by a signal handler) to stop after the current MM step with kInterrupted.
+  const std::atomic<bool>* interrupt = nullptr;
+
+  // Ceres-style validation: false with a message naming the field, its value and the rule.
+  bool is_valid(std::string* error) const;
+};
+
+enum class SolverStatus {
+  kConverged,        // relative change below tolerance
+  kIterationLimit,   // max_mm_iterations reached
+  kTimeLimit,        // time_limit reached
+  kNumericalError,   // NaN/Inf in the objective; X holds the last good iterate
+  kInterrupted,      // options.interrupt was set
+};
+SDPRL_API const char* to_string(SolverStatus status);
+
+// One row of the trace: one MM iteration.
+struct TraceRow {
+  int mm_iteration = 0;
+  double objective = 0.0;        // F(X_k) after the step
+  double relative_change = 0.0;  // |F_{k-1} - F_k| / |F_{k-1}|
+  int admm_iterations = 0;
+  double gap = 0.0;              // duality gap at the end of the ADMM
+  double tolerance = 0.0;        // eps_k
+  double time = 0.0;             // seconds since the start of the solve
+};
+
+struct Summary {
+  SolverStatus status = SolverStatus::kNumericalError;  // pessimistic until set (Ceres)
+  std::string message;
+  Index n = 0, rank = 0, terms = 0, split_terms = 0;
+  double rho = 0.0;
+  RegularizationWeights weights;
+  int mm_iterations = 0;
+  long admm_iterations = 0;
+  int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3)
+  double initial_objective = 0.0;
+  double final_objective = 0.0;
+  double init_time = 0.0;    // seconds spent in the initialisation
+  double solve_time = 0.0;   // seconds in the MM loop
+  std::vector<TraceRow> trace;
+  std::vector<Metric> metrics;  // the model's metrics at the final X
+
+  bool usable() const { return status != SolverStatus::kNumericalError; }
+  std::string brief_report() const;
+};
+
+// F(X) = sum_tau phi(|<X, Q_tau X> - t_tau|) + (gamma/2)<X, A X> + (lambda/2)||X||^2.
+SDPRL_API double objective(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                           const Matrix& X);
+
+// The starting point of options.init (kGiven: X unchanged). Throws Error if X has the wrong shape.
+SDPRL_API void initialize(const Model& model, const SolverOptions& options, Index rank, Matrix& X);
+
+// The automatic rho of AdmmOptions.
+SDPRL_API double automatic_rho(const Loss& loss, const AdmmOptions& options);
+
+// Called after every MM step with the current row and iterate; return false to stop (kInterrupted).
+using IterationCallback = std::function<bool(const TraceRow& row, const Matrix& X)>;
+
+// Minimises F from the starting point of options.init; X is the result (n x r). On a numerical
+// error X is the last iterate with a finite objective.
+SDPRL_API Summary solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                        const SolverOptions& options, Matrix& X,
+                        const IterationCallback& callback = {});
+
+}  // namespace sdprl

@@ -1,0 +1,132 @@
+// One MM step, written out: the convex surrogate H of F at X_k (algorithm.md section 2; paper
+// Prop. 2 and Prop. 5 with the weighted B) and the ADMM that minimises it (section 3; paper Alg. 1
+// and 3, with the nu-step of eq. (admmnu) and the e-step threshold 2/rho).
+//
+//   H(D) = <D, B D> + <D, G> + 2 sum_h |<D, P_h> + b_h| + c
+//   B    = C + (lambda I + gamma A_+)/2,   C = sum_tau w_tau |sym Q_tau|
+//   G    = gamma A X_k + lambda X_k
+//   c    = sum_tau [phi(|r_tau|) - w_tau |r_tau|] + (gamma/2)<X_k, A X_k> + (lambda/2)||X_k||^2
+//
+// The ADMM splits e_h = <D, P_h> + b_h:
+//   Xt-step: (2 B + rho P*P) D = -G - P*(nu + rho (b - e))
+//   e-step:  e_h  = soft(<D, P_h> + b_h + nu_h / rho, 2 / rho)
+//   nu-step: nu_h = nu_h + rho (<D, P_h> + b_h - e_h)             (so |nu_h| <= 2 always)
+// and stops when the duality gap H(D) - D(nu) <= eps_k, with the dual (paper Prop. 3)
+//   D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>,   M = G + P*(nu).
+#pragma once
+
+#include <memory>
+
+#include <Eigen/Cholesky>
+#include <vector>
+
+#include "sdprl/constraint_set.h"
+#include "sdprl/export.h"
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/solver.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+class SDPRL_API Surrogate {
+ public:
+  Surrogate(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+            SplitMode split, Index rank);
+  ~Surrogate();
+  Surrogate(const Surrogate&) = delete;
+  Surrogate& operator=(const Surrogate&) = delete;
+
+  // Rebuilds H at the iterate X_k.
+  void update(const Matrix& Xk);
+
+  Index rows() const { return n_; }
+  Index rank() const { return r_; }
+  Index split_terms() const;
+  const Matrix& center() const { return Xk_; }
+  const TermLinearization& linearization() const { return *lin_; }
+  const Matrix& G() const { return G_; }
+  double c() const { return c_; }
+  // F(X_k) = H(0).
+  double center_objective() const { return f_center_; }
+  // The residuals r_tau and weights w_tau at X_k.
+  const Vector& residuals() const { return residuals_; }
+  const Vector& weights() const { return w_; }
+
+  // H(D); `PD` may pass P(D) when the caller has it (saves a pass over the terms).
+  double value(const Matrix& D, const Vector* PD = nullptr) const;
+  // D(nu) for |nu_h| <= 2.
+  double dual(const Vector& nu) const;
+
+  // True when B is diagonal (then B^{-1} is exact and cheap).
+  bool b_is_diagonal() const { return b_diagonal_; }
+  // diag(B) (length n).
+  const Vector& b_diagonal() const { return b_diag_; }
+  // out = B D.
+  void apply_B(const Matrix& D, Matrix& out) const;
+  // out = B^{-1} M (exact when B is diagonal, else CG to relative residual 1e-12).
+  void solve_B(const Matrix& M, Matrix& out) const;
+  // True when the A-term contributes curvature (gamma > 0 and A_+ != 0).
+  bool has_a_curvature() const { return a_curvature_; }
+  const Model& model() const { return model_; }
+  const RegularizationWeights& weights_used() const { return weights_; }
+
+ private:
+  const Model& model_;
+  const Loss& loss_;
+  RegularizationWeights weights_;
+  Index n_, r_;
+  std::unique_ptr<TermLinearization> lin_;
+  Matrix Xk_, G_;
+  Vector values_, residuals_, w_, phi_;
+  Vector b_diag_;
+  bool b_diagonal_ = true;
+  bool a_curvature_ = false;
+  double c_ = 0.0, f_center_ = 0.0;
+};
+
+// The ADMM state carried across MM steps (warm start, algorithm.md section 3).
+struct AdmmState {
+  Matrix D;    // Xt, n x r
+  Vector e;    // split variables
+  Vector nu;   // multipliers, |nu| <= 2
+  Vector PD;   // P(D) of the last iteration
+  double primal = 0.0, dual = 0.0, gap = 0.0;
+  int iterations = 0;      // in the last run()
+  long cg_iterations = 0;  // in the last run() (coupled Xt-step)
+};
+
+class SDPRL_API Admm {
+ public:
+  Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options);
+  ~Admm();
+
+  // Call after every Surrogate::update(): factors the Xt-step for the new iterate.
+  void prepare();
+  // Sizes the state for the surrogate (zeros) if it does not fit; keeps it otherwise.
+  void reset_if_needed(AdmmState& state) const;
+  // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy.
+  void iterate(AdmmState& state, double eps);
+  // Iterates until gap <= eps (at least once) or max_iterations; returns the iteration count.
+  int run(AdmmState& state, double eps);
+
+  // True when the Xt-step is n independent r x r solves (row-split, diagonal B).
+  bool direct() const { return direct_; }
+
+ private:
+  void solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations);
+  void apply_system(const Matrix& D, Matrix& out) const;
+  void apply_preconditioner(const Matrix& R, Matrix& out) const;
+
+  const Surrogate& s_;
+  double rho_;
+  AdmmOptions options_;
+  bool direct_ = false;
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> blocks_;  // per-row factors of the Xt-step
+  std::vector<char> zero_row_;                        // rows with no curvature and no terms
+  // scratch
+  Vector y_, tmp_;
+  Matrix rhs_, work_, work2_;
+};
+
+}  // namespace sdprl

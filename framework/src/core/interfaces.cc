@@ -1,0 +1,38 @@
+// Out-of-line destructors and defaults of the public interfaces: their vtables and typeinfo live
+// in the framework library, once, so that plugins and the program agree on them.
+#include "sdprl/application.h"
+#include "sdprl/constraint_set.h"
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/regularizer.h"
+
+#include <stdexcept>
+
+namespace sdprl {
+
+Loss::~Loss() = default;
+std::vector<std::pair<std::string, double>> Loss::parameters() const { return {}; }
+void Loss::evaluate(const Vector& a, Vector& phi, Vector& dphi) const {
+  phi.resize(a.size());
+  dphi.resize(a.size());
+  for (Index k = 0; k < a.size(); ++k) {
+    phi[k] = value(a[k]);
+    dphi[k] = derivative(a[k]);
+  }
+}
+
+TermLinearization::~TermLinearization() = default;
+ConstraintSet::~ConstraintSet() = default;
+Regularizer::~Regularizer() = default;
+Evaluator::~Evaluator() = default;
+bool Evaluator::has_validation() const { return false; }
+double Evaluator::validation_error(const Matrix&) const {
+  throw std::logic_error("this model has no validation set");
+}
+Application::~Application() = default;
+
+const char* to_string(SplitMode mode) {
+  return mode == SplitMode::kRowSplit ? "row-split" : "coupled";
+}
+
+}  // namespace sdprl

@@ -1,0 +1,138 @@
+// Starting points (algorithm.md section 2: X = 0 is stationary, a small Gaussian start stalls the
+// relative-change test, so the spectral start is the default).
+#include <Spectra/SymEigsSolver.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sdprl/error.h"
+#include "sdprl/solver.h"
+
+namespace sdprl {
+namespace {
+
+// The symmetric operator S = sum_tau t_tau sym(Q_tau) through the constraint set; for entry terms
+// this is the symmetrised observed matrix.
+class TargetOperator {
+ public:
+  using Scalar = double;
+  explicit TargetOperator(const ConstraintSet& terms) : terms_(terms) {}
+  Index rows() const { return terms_.dimension(); }
+  Index cols() const { return terms_.dimension(); }
+  void perform_op(const double* x_in, double* y_out) const {
+    const Index n = terms_.dimension();
+    Matrix V = Eigen::Map<const Eigen::VectorXd>(x_in, n);
+    Matrix out;
+    terms_.apply_adjoint_sym(terms_.targets(), V, out);
+    Eigen::Map<Eigen::VectorXd>(y_out, n) = Eigen::Map<const Eigen::VectorXd>(out.data(), n);
+  }
+
+ private:
+  const ConstraintSet& terms_;
+};
+
+// alpha minimising sum_tau |alpha v_tau - t_tau|: the weighted median of t/v with weights |v|.
+// An l1 fit, so the outliers the robust losses are there for do not bias the scale.
+double robust_scale(const Vector& v, const Vector& t) {
+  std::vector<std::pair<double, double>> ratio;
+  ratio.reserve(v.size());
+  double total = 0.0;
+  for (Index k = 0; k < v.size(); ++k) {
+    if (std::abs(v[k]) > 0.0 && std::isfinite(t[k])) {
+      ratio.emplace_back(t[k] / v[k], std::abs(v[k]));
+      total += std::abs(v[k]);
+    }
+  }
+  if (ratio.empty()) return 1.0;
+  std::sort(ratio.begin(), ratio.end());
+  double acc = 0.0;
+  for (const auto& [q, wgt] : ratio) {
+    acc += wgt;
+    if (acc >= 0.5 * total) return q;
+  }
+  return ratio.back().first;
+}
+
+void gaussian(Index n, Index r, double scale, std::uint64_t seed, Matrix& X) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  X.resize(n, r);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < r; ++j) X(i, j) = normal(rng);
+}
+
+// Top-r (largest algebraic) eigenpairs of S. Lanczos (Spectra) for large n, dense for small n.
+bool top_eigenpairs(const ConstraintSet& terms, Index r, Eigen::VectorXd& values,
+                    Eigen::MatrixXd& vectors) {
+  const Index n = terms.dimension();
+  TargetOperator op(terms);
+  const Index ncv = std::min(n, std::max<Index>(2 * r + 1, 20));
+  if (n <= 300 || ncv <= r + 1) {
+    Eigen::MatrixXd S(n, n);
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
+    for (Index j = 0; j < n; ++j) {
+      e.setZero();
+      e[j] = 1.0;
+      op.perform_op(e.data(), col.data());
+      S.col(j) = col;
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (S + S.transpose()));
+    values = eig.eigenvalues().tail(r).reverse();
+    vectors = eig.eigenvectors().rightCols(r).rowwise().reverse();
+    return true;
+  }
+  Spectra::SymEigsSolver<TargetOperator> eigs(op, r, ncv);
+  eigs.init();
+  eigs.compute(Spectra::SortRule::LargestAlge, 1000, 1e-8);
+  if (eigs.info() != Spectra::CompInfo::Successful) return false;
+  values = eigs.eigenvalues();
+  vectors = eigs.eigenvectors();
+  return true;
+}
+
+}  // namespace
+
+void initialize(const Model& model, const SolverOptions& options, Index rank, Matrix& X) {
+  const ConstraintSet& terms = *model.terms;
+  const Index n = terms.dimension();
+  switch (options.init) {
+    case InitKind::kGiven:
+      if (X.rows() != n || X.cols() != rank)
+        throw Error("solver.init", "the given starting factor is " + std::to_string(X.rows()) + " x " +
+                                       std::to_string(X.cols()) + ", expected " + std::to_string(n) +
+                                       " x " + std::to_string(rank));
+      if (!X.allFinite()) throw Error("solver.init", "the given starting factor has NaN/Inf entries");
+      return;
+    case InitKind::kGaussian:
+      gaussian(n, rank, options.init_scale, options.seed, X);
+      return;
+    case InitKind::kSpectral: {
+      Eigen::VectorXd values;
+      Eigen::MatrixXd vectors;
+      if (!top_eigenpairs(terms, rank, values, vectors) || !(values.maxCoeff() > 0.0)) {
+        // No positive spectrum to start from (e.g. all targets <= 0): fall back to Gaussian.
+        gaussian(n, rank, options.init_scale, options.seed, X);
+        return;
+      }
+      X = vectors * values.cwiseMax(0.0).cwiseSqrt().asDiagonal();
+      // A column with a zero eigenvalue would leave that direction of X at 0, a stationary
+      // direction; give it a small random component.
+      Matrix noise;
+      gaussian(n, rank, 1e-3 * std::sqrt(values.maxCoeff() / n), options.seed, noise);
+      for (Index j = 0; j < rank; ++j)
+        if (values[j] <= 0.0) X.col(j) = noise.col(j);
+      Vector v;
+      terms.evaluate(X, v);
+      const double alpha = robust_scale(v, terms.targets());
+      if (alpha > 0.0 && std::isfinite(alpha)) X *= std::sqrt(alpha);
+      return;
+    }
+  }
+}
+
+}  // namespace sdprl

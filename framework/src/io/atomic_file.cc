@@ -1,0 +1,142 @@
+// Atomic output files: temporary file in the same directory, flush, fsync, rename.
+#include "sdprl/io/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include "sdprl/error.h"
+
+namespace sdprl::io {
+namespace {
+
+std::atomic<unsigned long> g_counter{0};
+
+std::string unique_suffix() {
+  return std::to_string(static_cast<long>(::getpid())) + "." + std::to_string(g_counter++);
+}
+
+std::string errno_text(int err) {
+  return err != 0 ? std::string(std::strerror(err)) : std::string("unknown error");
+}
+
+void remove_quietly(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::remove(p, ec);
+}
+
+// fsync() a file (or directory) by path; returns 0 or an errno value.
+int sync_path(const std::filesystem::path& p, int flags) {
+  int fd = ::open(p.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+}  // namespace
+
+void write_atomically(const std::filesystem::path& file,
+                      const std::function<void(std::ostream&)>& write) {
+  const std::string where = file.string();
+  auto fail = [&](const std::string& reason) -> Error {
+    return Error(where, "cannot write: " + reason);
+  };
+  if (!file.has_filename()) throw fail("the path names no file");
+
+  const std::filesystem::path tmp =
+      file.parent_path() / (file.filename().string() + ".tmp." + unique_suffix());
+
+  std::ofstream out;
+  errno = 0;
+  out.open(tmp, std::ios::out | std::ios::binary | std::ios::trunc);
+  if (!out.is_open()) {
+    const int err = errno;
+    throw fail("cannot create temporary file '" + tmp.string() + "': " + errno_text(err));
+  }
+
+  try {
+    write(out);
+  } catch (const Error&) {
+    out.close();
+    remove_quietly(tmp);
+    throw;
+  } catch (const std::exception& e) {
+    out.close();
+    remove_quietly(tmp);
+    throw fail(e.what());
+  } catch (...) {
+    out.close();
+    remove_quietly(tmp);
+    throw fail("unknown exception while writing");
+  }
+
+  errno = 0;
+  out.flush();
+  if (!out) {
+    const int err = errno;
+    out.close();
+    remove_quietly(tmp);
+    throw fail("error writing temporary file '" + tmp.string() + "'" +
+               (err != 0 ? ": " + errno_text(err) : std::string()));
+  }
+  errno = 0;
+  out.close();
+  if (out.fail()) {
+    const int err = errno;
+    remove_quietly(tmp);
+    throw fail("error closing temporary file '" + tmp.string() + "'" +
+               (err != 0 ? ": " + errno_text(err) : std::string()));
+  }
+
+  if (int err = sync_path(tmp, O_WRONLY); err != 0) {
+    remove_quietly(tmp);
+    throw fail("cannot sync temporary file '" + tmp.string() + "': " + errno_text(err));
+  }
+
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    remove_quietly(tmp);
+    throw fail("cannot rename temporary file '" + tmp.string() + "': " + ec.message());
+  }
+
+  // Make the rename itself durable; best effort (not every file system supports it).
+  const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
+  (void)sync_path(dir, O_RDONLY | O_DIRECTORY);
+}
+
+void ensure_writable_directory(const std::filesystem::path& directory) {
+  const std::filesystem::path dir = directory.empty() ? std::filesystem::path(".") : directory;
+  const std::string where = directory.string();
+  auto fail = [&](const std::string& reason) -> Error {
+    return Error(where, "output directory is not writable: " + reason);
+  };
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw fail("cannot create it: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw fail(ec ? ec.message() : std::string("it exists and is not a directory"));
+  }
+
+  const std::filesystem::path probe = dir / (".sdprl_write_probe." + unique_suffix());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    throw fail("cannot create a file in it: " + errno_text(err));
+  }
+  ::close(fd);
+  std::filesystem::remove(probe, ec);
+  if (ec) throw fail("cannot remove the probe file '" + probe.string() + "': " + ec.message());
+}
+
+}  // namespace sdprl::io

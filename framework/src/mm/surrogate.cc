@@ -1,0 +1,110 @@
+// The convex surrogate H of one MM step (algorithm.md section 2; formulas in sdprl/surrogate.h).
+#include "sdprl/surrogate.h"
+
+#include <cmath>
+
+#include "linalg/pcg.h"
+#include "sdprl/error.h"
+
+namespace sdprl {
+
+Surrogate::Surrogate(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                     SplitMode split, Index rank)
+    : model_(model), loss_(loss), weights_(weights), n_(model.terms->dimension()), r_(rank) {
+  lin_ = model.terms->make_linearization(split);
+  // gamma multiplies <X, A X>; A_+ enters B only when it is nonzero.
+  a_curvature_ = model.quadratic && weights_.gamma > 0.0 && !model.quadratic->positive_part_is_zero();
+}
+
+Surrogate::~Surrogate() = default;
+
+Index Surrogate::split_terms() const { return lin_->size(); }
+
+void Surrogate::update(const Matrix& Xk) {
+  Xk_ = Xk;
+  const ConstraintSet& terms = *model_.terms;
+  terms.evaluate(Xk_, values_);
+  residuals_ = values_ - terms.targets();
+  loss_.evaluate(residuals_.cwiseAbs(), phi_, w_);
+  lin_->update(Xk_, w_, residuals_);
+
+  // G = gamma A X_k + lambda X_k;  the regularizer values enter c and F(X_k).
+  const double lambda = weights_.lambda, gamma = weights_.gamma;
+  double reg = 0.5 * lambda * Xk_.squaredNorm();
+  G_ = lambda * Xk_;
+  if (model_.quadratic && gamma > 0.0) {
+    Matrix AX;
+    model_.quadratic->apply(Xk_, AX);
+    G_.noalias() += gamma * AX;
+    reg += 0.5 * gamma * AX.cwiseProduct(Xk_).sum();
+  }
+  const double loss_sum = phi_.sum();
+  // c = sum [phi(|r|) - w |r|] + regularizers, so that H(0) = 2 sum |b| + c = F(X_k).
+  c_ = loss_sum - w_.dot(residuals_.cwiseAbs()) + reg;
+  f_center_ = loss_sum + reg;
+
+  lin_->curvature_diagonal(b_diag_);
+  b_diag_.array() += 0.5 * lambda;
+  if (a_curvature_) {
+    Vector a_diag;
+    model_.quadratic->positive_diagonal(a_diag);
+    b_diag_ += 0.5 * gamma * a_diag;
+  }
+  b_diagonal_ = lin_->curvature_is_diagonal() && !a_curvature_;
+}
+
+void Surrogate::apply_B(const Matrix& D, Matrix& out) const {
+  if (b_diagonal_) {
+    out = b_diag_.asDiagonal() * D;
+    return;
+  }
+  lin_->apply_curvature(D, out);
+  out.noalias() += (0.5 * weights_.lambda) * D;
+  if (a_curvature_) {
+    Matrix AD;
+    model_.quadratic->apply_positive(D, AD);
+    out.noalias() += (0.5 * weights_.gamma) * AD;
+  }
+}
+
+void Surrogate::solve_B(const Matrix& M, Matrix& out) const {
+  if (b_diagonal_) {
+    out.resize(M.rows(), M.cols());
+    for (Index i = 0; i < n_; ++i)
+      // A row with B_ii = 0 has no terms and no regularizer: M_i = 0 there (pseudo-inverse).
+      out.row(i) = b_diag_[i] > 0.0 ? (M.row(i) / b_diag_[i]).eval() : Eigen::RowVectorXd::Zero(M.cols());
+    return;
+  }
+  out.setZero(M.rows(), M.cols());
+  linalg::pcg(
+      [this](const Matrix& x, Matrix& y) { apply_B(x, y); },
+      [this](const Matrix& x, Matrix& y) {
+        y.resize(x.rows(), x.cols());
+        for (Index i = 0; i < n_; ++i) y.row(i) = b_diag_[i] > 0.0 ? (x.row(i) / b_diag_[i]).eval()
+                                                                  : Eigen::RowVectorXd::Zero(x.cols());
+      },
+      M, out, 1e-12, 20 * n_ * r_ + 100);
+}
+
+double Surrogate::value(const Matrix& D, const Vector* PD) const {
+  Vector local;
+  if (!PD) {
+    lin_->apply(D, local);
+    PD = &local;
+  }
+  Matrix BD;
+  apply_B(D, BD);
+  return BD.cwiseProduct(D).sum() + G_.cwiseProduct(D).sum() +
+         2.0 * (*PD + lin_->offsets()).cwiseAbs().sum() + c_;
+}
+
+double Surrogate::dual(const Vector& nu) const {
+  // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3).
+  Matrix M, Y;
+  lin_->apply_adjoint(nu, M);
+  M += G_;
+  solve_B(M, Y);
+  return c_ + nu.dot(lin_->offsets()) - 0.25 * M.cwiseProduct(Y).sum();
+}
+
+}  // namespace sdprl

@@ -1,0 +1,217 @@
+// run_model(): the TOML-to-files pipeline behind `sdprl run` (see sdprl/runner.h).
+#include "sdprl/runner.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sdprl/application.h"
+#include "sdprl/config.h"
+#include "sdprl/error.h"
+#include "sdprl/io/atomic_file.h"
+#include "sdprl/io/matrix_market.h"
+#include "sdprl/plugin_host.h"
+
+namespace sdprl {
+namespace {
+
+// Reads [solver]; every key and its default is documented in sdprl/solver.h and README.md.
+SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
+  SolverOptions o;
+  o.rank = t.integer("rank", 0, NumberRule::at_least(0));
+  o.max_mm_iterations = static_cast<int>(t.integer("max_mm_iterations", o.max_mm_iterations, NumberRule::closed(1, 1e9)));
+  o.relative_tolerance = t.number("relative_tolerance", o.relative_tolerance, NumberRule::non_negative());
+  o.consecutive = static_cast<int>(t.integer("consecutive", o.consecutive, NumberRule::closed(1, 1e6)));
+  o.min_mm_iterations = static_cast<int>(t.integer("min_mm_iterations", o.min_mm_iterations, NumberRule::closed(0, 1e9)));
+  o.time_limit = t.number("time_limit", o.time_limit, NumberRule::non_negative());
+  const std::string init = t.string("init", "spectral", {"spectral", "gaussian", "file"});
+  from_string(init, &o.init);
+  if (o.init == InitKind::kGiven) {
+    const auto file = t.file("init_file");
+    if (!file) t.fail("init_file", "init = \"file\" needs init_file = \"X.mtx\" (MatrixMarket array)");
+    *given_start = io::read_matrix_market_array(*file);
+  } else if (t.contains("init_file")) {
+    t.fail("init_file", "init_file is used only with init = \"file\"");
+  }
+  o.init_scale = t.number("init_scale", o.init_scale, NumberRule::positive());
+  o.seed = static_cast<std::uint64_t>(t.integer("seed", 1, NumberRule::non_negative()));
+  o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
+  const ConfigTable a = t.table("admm");
+  o.admm.max_iterations = static_cast<int>(a.integer("max_iterations", o.admm.max_iterations, NumberRule::closed(1, 1e9)));
+  o.admm.rho = a.number("rho", o.admm.rho, NumberRule::non_negative());
+  o.admm.rho_scale = a.number("rho_scale", o.admm.rho_scale, NumberRule::positive());
+  o.admm.b0 = a.number("b0", o.admm.b0, NumberRule::positive());
+  o.admm.c0 = a.number("c0", o.admm.c0, NumberRule::non_negative());
+  o.admm.min_tolerance = a.number("min_tolerance", o.admm.min_tolerance, NumberRule::positive());
+  from_string(a.string("xt_step", "row-split", {"row-split", "coupled"}), &o.admm.split);
+  o.admm.cg_tolerance = a.number("cg_tolerance", o.admm.cg_tolerance, NumberRule::open(0, 1));
+  o.admm.cg_max_iterations = static_cast<int>(a.integer("cg_max_iterations", o.admm.cg_max_iterations, NumberRule::closed(1, 1e9)));
+  return o;
+}
+
+nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+
+nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss) {
+  const Summary& s = r.summary;
+  nlohmann::json j;
+  j["status"] = to_string(s.status);
+  j["message"] = s.message;
+  j["model_file"] = req.model_file.string();
+  j["application"] = r.application;
+  nlohmann::json lp = nlohmann::json::object();
+  for (const auto& [k, v] : loss.parameters()) lp[k] = number(v);
+  j["loss"] = {{"name", r.loss}, {"parameters", lp}};
+  j["lambda"] = number(r.weights.lambda);
+  j["gamma"] = number(r.weights.gamma);
+  j["n"] = s.n;
+  j["rank"] = s.rank;
+  j["terms"] = s.terms;
+  j["split_terms"] = s.split_terms;
+  j["rho"] = number(s.rho);
+  j["mm_iterations"] = s.mm_iterations;
+  j["admm_iterations"] = s.admm_iterations;
+  j["monotonicity_violations"] = s.monotonicity_violations;
+  j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
+  j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const Metric& m : s.metrics) metrics[m.name] = number(m.value);
+  j["metrics"] = metrics;
+  nlohmann::json facts = nlohmann::json::object();
+  for (const Metric& m : model.facts) facts[m.name] = number(m.value);
+  j["facts"] = facts;
+  nlohmann::json grid = nlohmann::json::array();
+  for (const LambdaTrial& t : r.trials) {
+    nlohmann::json g;
+    g["lambda"] = number(t.lambda);
+    g["validation_error"] = number(t.validation_error);
+    g["status"] = to_string(t.summary.status);
+    g["mm_iterations"] = t.summary.mm_iterations;
+    g["objective"] = number(t.summary.final_objective);
+    g["time"] = t.summary.init_time + t.summary.solve_time;
+    nlohmann::json tm = nlohmann::json::object();
+    for (const Metric& m : t.summary.metrics) tm[m.name] = number(m.value);
+    g["metrics"] = tm;
+    grid.push_back(g);
+  }
+  j["lambda_grid"] = grid;
+  return j;
+}
+
+void write_trace(const std::filesystem::path& file, const RunResult& r) {
+  io::write_atomically(file, [&](std::ostream& os) {
+    os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time\n";
+    os << std::setprecision(12);
+    for (const LambdaTrial& t : r.trials)
+      for (const TraceRow& row : t.summary.trace)
+        os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ','
+           << row.admm_iterations << ',' << row.gap << ',' << row.tolerance << ',' << row.time << '\n';
+  });
+}
+
+}  // namespace
+
+RunResult run_model(const RunRequest& req) {
+  ConfigTable config = ConfigTable::parse_file(req.model_file);
+  for (const auto& [key, value] : req.overrides) config.set(key, value);
+
+  std::vector<std::filesystem::path> plugin_paths = req.plugin_paths;
+  const ConfigTable plugins = config.table("plugins");
+  if (plugins.contains("path")) {
+    // [plugins] path = "dir" or ["dir", ...], relative to the model file.
+    if (plugins.is_array("path")) {
+      plugins.fail("path", "give one directory as a string (several: use SDPRL_PLUGIN_PATH)");
+    }
+    plugin_paths.push_back(*plugins.file("path"));
+  }
+  PluginHost host(plugin_paths);
+
+  RunResult result;
+  const ConfigTable model_table = config.table("model");
+  result.application = model_table.require_string("type");
+  Matrix given_start;
+  const SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
+  // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
+  // file can hold several losses' parameters and `--set loss.type=...` switches between them.
+  const ConfigTable loss_table = config.table("loss");
+  result.loss = loss_table.string("type", "l1");
+  for (const std::string& key : loss_table.keys()) {
+    if (key == "type") continue;
+    if (!loss_table.is_table(key))
+      loss_table.fail(key, "loss parameters go in the loss's own table, e.g. [loss." + result.loss + "] " + key + " = ...");
+    if (key != result.loss) loss_table.mark_used(key);
+  }
+  std::shared_ptr<Application> app = host.create_application(result.application);
+  std::shared_ptr<Loss> loss = host.create_loss(result.loss, loss_table.table(result.loss));
+
+  BuildContext context;
+  context.seed = base_options.seed;
+  const Model model = app->build(model_table, context);
+
+  const ConfigTable reg = config.table("regularizer");
+  const std::vector<double> lambdas = reg.numbers("lambda", {model.default_lambda}, NumberRule::non_negative());
+  if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
+  const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
+  const ConfigTable output = config.table("output");
+  std::filesystem::path out_dir = req.output_directory
+                                      ? *req.output_directory
+                                      : std::filesystem::path(output.string("directory", "sdprl-results/" + req.model_file.stem().string()));
+  const bool write_factor = output.boolean("write_factor", true);
+  config.check_unknown_keys();
+
+  if (lambdas.size() > 1 && (!model.evaluator || !model.evaluator->has_validation()))
+    reg.fail("lambda", "a lambda grid needs a validation set, and this model has none");
+  if (base_options.init == InitKind::kGiven) {
+    const Index rank = base_options.rank > 0 ? base_options.rank : model.default_rank;
+    if (given_start.rows() != model.terms->dimension() || given_start.cols() != rank)
+      config.table("solver").fail("init_file", "the starting factor is " + std::to_string(given_start.rows()) + " x " +
+                                                   std::to_string(given_start.cols()) + ", expected " +
+                                                   std::to_string(model.terms->dimension()) + " x " + std::to_string(rank));
+  }
+  io::ensure_writable_directory(out_dir);
+  result.output_directory = out_dir;
+
+  SolverOptions options = base_options;
+  options.verbose = !req.quiet;
+  options.interrupt = req.interrupt;
+  std::size_t best = 0;
+  for (double lambda : lambdas) {
+    LambdaTrial trial;
+    trial.lambda = lambda;
+    RegularizationWeights weights{lambda, gamma};
+    Matrix X = given_start;
+    trial.summary = solve(model, *loss, weights, options, X);
+    trial.validation_error = model.evaluator && model.evaluator->has_validation()
+                                 ? model.evaluator->validation_error(X) : std::nan("");
+    if (!req.quiet && lambdas.size() > 1)
+      std::fprintf(stderr, "lambda = %g: validation error %.6g\n", lambda, trial.validation_error);
+    // The grid's choice: the lowest finite validation error (the first trial if none is finite).
+    const bool chosen = result.trials.empty() ||
+                        (std::isfinite(trial.validation_error) &&
+                         !(trial.validation_error >= result.trials[best].validation_error));
+    if (chosen) {
+      best = result.trials.size();
+      result.summary = trial.summary;
+      result.X = X;
+      result.weights = weights;
+    }
+    result.trials.push_back(std::move(trial));
+    if (req.interrupt && req.interrupt->load()) break;
+  }
+
+  // Outputs: each file atomically; the summary last, so its presence means the run is complete.
+  if (write_factor) {
+    std::ostringstream comment;
+    comment << "sdprl factor X (Z = X X^T), " << result.application << ", loss " << result.loss
+            << ", lambda " << result.weights.lambda << ", status " << to_string(result.summary.status);
+    io::write_matrix_market_array(out_dir / "X.mtx", result.X, comment.str());
+  }
+  write_trace(out_dir / "trace.csv", result);
+  const std::string json = summary_json(result, req, model, *loss).dump(2) + "\n";
+  io::write_atomically(out_dir / "summary.json", [&](std::ostream& os) { os << json; });
+  return result;
+}
+
+}  // namespace sdprl

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages), configures and builds sdprl, then runs a command.
+#   tools/dev.sh run MODEL.toml [sdprl run options]   build, then run a model
+#   tools/dev.sh test                                  build, then run the test suite (ctest)
+#   tools/dev.sh build                                 build only
+#   tools/dev.sh <other sdprl command ...>             build, then run build/bin/sdprl <command ...>
+# Environment: SDPRL_BUILD_DIR (default: build), SDPRL_BUILD_TYPE (default: Release).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SDPRL_BUILD_DIR:-$root/build}
+type=${SDPRL_BUILD_TYPE:-Release}
+
+# Every build and test dependency is a Debian 12 package; nothing is downloaded otherwise.
+packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-program-options-dev
+          libboost-graph-dev libeigen3-dev libtomlplusplus-dev libspectra-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "dev.sh: installing ${missing[*]}" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$type" >&2
+fi
+cmake --build "$build" >&2
+
+command=${1:-build}
+[ $# -gt 0 ] && shift
+case "$command" in
+  build) ;;
+  test) cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@" ;;
+  *) exec "$build/bin/sdprl" "$command" "$@" ;;
+esac

@@ -1,0 +1,137 @@
+// sdprl: the command-line program.
+//   sdprl run MODEL.toml [--set KEY=VALUE ...] [--out DIR] [--plugin-path DIR ...] [--quiet]
+//   sdprl plugins [--plugin-path DIR ...]
+// Errors in the model, its data or the plugins print one message "sdprl: error: WHERE: WHAT" and
+// exit with status 2; a run that ends without a usable result exits with status 3.
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sdprl/error.h"
+#include "sdprl/plugin_host.h"
+#include "sdprl/runner.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::atomic<bool> g_interrupt{false};
+extern "C" void on_signal(int) { g_interrupt.store(true); }
+
+const char* kUsage =
+    "usage: sdprl <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL.toml    solve the model; write summary.json, trace.csv, X.mtx\n"
+    "  plugins           list the plugins found (name, kind, version, file)\n"
+    "  help              this text\n"
+    "\n"
+    "run options:\n"
+    "  --set KEY=VALUE   override a TOML key (dotted, e.g. loss.type=l1, solver.admm.rho=2)\n"
+    "  --out DIR         output directory (default: [output] directory, else sdprl-results/<model>)\n"
+    "  --plugin-path P   search P (a directory or a .so file) for plugins first; repeatable\n"
+    "  --quiet           no iteration table on stderr\n"
+    "\n"
+    "Plugins are searched in: --plugin-path, [plugins] path in the model, $SDPRL_PLUGIN_PATH,\n"
+    "next to the executable (../lib/sdprl/plugins), the install prefix.\n";
+
+int run(const std::vector<std::string>& args) {
+  po::options_description desc("run options");
+  desc.add_options()("set", po::value<std::vector<std::string>>()->composing(), "")(
+      "out", po::value<std::string>(), "")("plugin-path", po::value<std::vector<std::string>>()->composing(), "")(
+      "quiet", po::bool_switch(), "")("model", po::value<std::string>(), "");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count("model")) throw sdprl::Error("", "sdprl run: missing MODEL.toml\n\n" + std::string(kUsage));
+
+  sdprl::RunRequest req;
+  req.model_file = vm["model"].as<std::string>();
+  if (vm.count("set")) {
+    for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw sdprl::Error("--set " + kv, "expected KEY=VALUE, e.g. --set loss.type=l1");
+      req.overrides.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  if (vm.count("out")) req.output_directory = vm["out"].as<std::string>();
+  if (vm.count("plugin-path"))
+    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
+  req.quiet = vm["quiet"].as<bool>();
+  req.interrupt = &g_interrupt;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  const sdprl::RunResult r = sdprl::run_model(req);
+  // stdout: the result in one line a script can grep, then the metrics one per line.
+  std::printf("status = %s\n", sdprl::to_string(r.summary.status));
+  std::printf("lambda = %.6g\n", r.weights.lambda);
+  std::printf("objective = %.10g\n", r.summary.final_objective);
+  std::printf("mm_iterations = %d\nadmm_iterations = %ld\n", r.summary.mm_iterations, r.summary.admm_iterations);
+  std::printf("time = %.3f s\n", r.summary.init_time + r.summary.solve_time);
+  for (const sdprl::Metric& m : r.summary.metrics) std::printf("%s = %.6g\n", m.name.c_str(), m.value);
+  std::printf("output = %s\n", r.output_directory.string().c_str());
+  return r.summary.usable() ? 0 : 3;
+}
+
+int plugins(const std::vector<std::string>& args) {
+  po::options_description desc("plugins options");
+  desc.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(), "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  std::vector<std::filesystem::path> paths;
+  if (vm.count("plugin-path"))
+    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) paths.emplace_back(p);
+  sdprl::PluginHost host(paths);
+  const auto found = host.discover();
+  std::printf("%-20s %-12s %-8s %-60s %s\n", "name", "kind", "version", "description", "file");
+  for (const auto& p : found)
+    std::printf("%-20s %-12s %-8s %-60s %s\n", p.name.c_str(), sdprl::to_string(p.kind), p.version.c_str(),
+                p.description.c_str(), p.file.string().c_str());
+  if (found.empty()) {
+    std::fprintf(stderr, "sdprl: no plugins found; searched:");
+    for (const auto& d : host.search_directories()) std::fprintf(stderr, " %s", d.string().c_str());
+    std::fprintf(stderr, "\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (command == "run") return run(args);
+    if (command == "plugins") return plugins(args);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "sdprl: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const sdprl::Error& e) {
+    if (e.where().empty())
+      std::fprintf(stderr, "sdprl: error: %s\n", e.message().c_str());
+    else
+      std::fprintf(stderr, "sdprl: error: %s: %s\n", e.where().c_str(), e.message().c_str());
+    return 2;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "sdprl: error: %s\n\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sdprl: error: %s\n", e.what());
+    return 2;
+  }
+}
