@@ -1,0 +1,287 @@
+// The checks of algorithm.md section 6 on small random models: the surrogate majorises F and
+// touches it at 0 (1), the ADMM keeps |nu| <= 2, its gap is a valid certificate and reaches 0, its
+// minimiser is H's (2), MM never rises by more than eps_k (3), sparse and dense paths agree (5).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "sdprl/solver.h"
+#include "sdprl/surrogate.h"
+#include "test_models.h"
+
+namespace sdprl {
+namespace {
+
+using namespace testing_support;
+
+struct Case {
+  const char* loss;
+  const char* terms;  // "entry" or "dense"
+  SplitMode split;
+  bool with_a;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string s = std::string(info.param.loss) + "_" + info.param.terms + "_" + to_string(info.param.split) +
+                  (info.param.with_a ? "_A" : "");
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+class SurrogateTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const Case& c = GetParam();
+    loss_ = load_loss(c.loss);
+    const Index n = 7;
+    if (std::string(c.terms) == "entry") {
+      model_.terms = entry_terms(random_entries(n, 30, 11));
+    } else {
+      model_.terms = random_dense_terms(n, 6, 12);
+    }
+    if (c.with_a) {
+      std::mt19937_64 rng(5);
+      Matrix R = random_matrix(n, n, 1.0, rng);
+      model_.quadratic = std::make_shared<DenseRegularizer>(Eigen::MatrixXd(R));
+      weights_.gamma = 0.7;
+    }
+    weights_.lambda = 0.3;
+  }
+  std::shared_ptr<Loss> loss_;
+  Model model_;
+  RegularizationWeights weights_;
+};
+
+// Check 1: H(Xt) >= F(X_k + Xt) for random Xt at several scales, and H(0) = F(X_k).
+TEST_P(SurrogateTest, MajorisesAndTouches) {
+  const Index r = 2;
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    Matrix Xk = random_matrix(model_.terms->dimension(), r, 1.0, rng);
+    Surrogate H(model_, *loss_, weights_, GetParam().split, r);
+    H.update(Xk);
+    const double f0 = objective(model_, *loss_, weights_, Xk);
+    ASSERT_NEAR(H.center_objective(), f0, 1e-10 * std::abs(f0));
+    ASSERT_NEAR(H.value(Matrix::Zero(Xk.rows(), r)), f0, 1e-9 * std::abs(f0));
+    for (double scale : {1e-3, 1e-2, 0.1, 0.5, 1.0, 3.0}) {
+      for (int s = 0; s < 100; ++s) {
+        Matrix D = random_matrix(Xk.rows(), r, scale, rng);
+        const double h = H.value(D);
+        const double f = objective(model_, *loss_, weights_, Xk + D);
+        ASSERT_GE(h, f - 1e-9 * std::abs(f)) << "scale " << scale;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3000);
+}
+
+// Check 2: on a fixed surrogate, |nu| <= 2 always; the gap is >= 0 (weak duality) and reaches 0; the
+// ADMM point minimises H (no random perturbation lowers H by more than the gap).
+TEST_P(SurrogateTest, AdmmGapCertifiesTheMinimiser) {
+  const Index r = 2;
+  std::mt19937_64 rng(9);
+  Matrix Xk = random_matrix(model_.terms->dimension(), r, 1.0, rng);
+  Surrogate H(model_, *loss_, weights_, GetParam().split, r);
+  H.update(Xk);
+  AdmmOptions options;
+  options.cg_tolerance = 1e-10;
+  Admm admm(H, automatic_rho(*loss_, options), options);
+  admm.prepare();
+  AdmmState st;
+  admm.reset_if_needed(st);
+  double first_gap = 0.0;
+  for (int t = 0; t < 3000; ++t) {
+    admm.iterate(st, 1e-12);
+    ASSERT_LE(st.nu.cwiseAbs().maxCoeff(), 2.0 + 1e-12);
+    ASSERT_GE(st.gap, -1e-9 * std::max(1.0, std::abs(st.primal)));
+    if (t == 0) first_gap = st.gap;
+    if (st.gap <= 1e-9 * std::max(1.0, std::abs(st.primal))) break;
+  }
+  EXPECT_LE(st.gap, 1e-8 * std::max(1.0, std::abs(st.primal)));
+  EXPECT_LT(st.gap, first_gap);
+  // Weak duality independently of the ADMM: D(nu) <= H(D') for any D' and any |nu| <= 2.
+  for (int s = 0; s < 200; ++s) {
+    Matrix D = random_matrix(Xk.rows(), r, 0.3, rng);
+    EXPECT_LE(st.dual, H.value(D) + 1e-9 * std::abs(st.dual));
+    EXPECT_GE(H.value(st.D + 1e-3 * D), st.primal - st.gap - 1e-9 * std::abs(st.primal));
+  }
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  Vector nu(st.nu.size());
+  for (int s = 0; s < 50; ++s) {
+    for (Index k = 0; k < nu.size(); ++k) nu[k] = u(rng);
+    EXPECT_LE(H.dual(nu), st.primal + 1e-9 * std::abs(st.primal));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Checks, SurrogateTest,
+    ::testing::Values(Case{"l1", "entry", SplitMode::kRowSplit, false}, Case{"l1", "entry", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "entry", SplitMode::kRowSplit, false},
+                      Case{"leaky-mcp", "entry", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "entry", SplitMode::kRowSplit, true},
+                      Case{"leaky-mcp", "entry", SplitMode::kCoupled, true},
+                      Case{"l1", "dense", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "dense", SplitMode::kCoupled, true}),
+    case_name);
+
+// Check 2 (brute force): on a tiny surrogate (n = 2, r = 1) the ADMM minimiser matches a grid search.
+TEST(AdmmBruteForce, MatchesGridMinimum) {
+  EntryData d;
+  d.n = 2;
+  d.rows = {0, 0, 1, 1};
+  d.cols = {0, 1, 0, 1};
+  d.targets = Vector(4);
+  d.targets << 2.0, -1.0, 0.5, 3.0;
+  Model model;
+  model.terms = entry_terms(d);
+  auto loss = load_loss("leaky-mcp");
+  RegularizationWeights w{0.2, 0.0};
+  for (SplitMode split : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+    Surrogate H(model, *loss, w, split, 1);
+    Matrix Xk(2, 1);
+    Xk << 0.7, -0.4;
+    H.update(Xk);
+    AdmmOptions options;
+    options.cg_tolerance = 1e-12;
+    Admm admm(H, 2.0, options);
+    admm.prepare();
+    AdmmState st;
+    admm.reset_if_needed(st);
+    for (int t = 0; t < 20000; ++t) {
+      admm.iterate(st, 1e-13);
+      if (st.gap <= 1e-11) break;
+    }
+    ASSERT_LE(st.gap, 1e-9);
+    // Grid search, then refine around the best grid point.
+    double best = 1e300, bx = 0, by = 0;
+    Matrix D(2, 1);
+    for (double step : {0.01, 0.0005, 0.00002}) {
+      const double cx = bx, cy = by, span = step * 200;
+      for (double x = cx - span; x <= cx + span; x += step)
+        for (double y = cy - span; y <= cy + span; y += step) {
+          D << x, y;
+          const double h = H.value(D);
+          if (h < best) best = h, bx = x, by = y;
+        }
+    }
+    EXPECT_NEAR(st.primal, best, 1e-6 * std::abs(best)) << to_string(split);
+    EXPECT_NEAR(st.D(0, 0), bx, 1e-3) << to_string(split);
+    EXPECT_NEAR(st.D(1, 0), by, 1e-3) << to_string(split);
+  }
+}
+
+// Check 3: F(X_{k+1}) <= F(X_k) + eps_k at every MM step, for both Xt-steps and both losses.
+TEST(MajorisationMinimisation, NeverRisesBeyondTolerance) {
+  EntryData d = random_entries(60, 900, 21);
+  Model model;
+  model.terms = entry_terms(d);
+  for (const char* name : {"l1", "leaky-mcp"}) {
+    auto loss = load_loss(name);
+    for (SplitMode split : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+      SolverOptions o;
+      o.rank = 3;
+      o.verbose = false;
+      o.max_mm_iterations = 300;
+      o.admm.split = split;
+      Matrix X;
+      const RegularizationWeights w{0.5, 0.0};
+      Summary s = solve(model, *loss, w, o, X);
+      ASSERT_GE(s.trace.size(), 5u);
+      double previous = s.initial_objective;
+      for (const TraceRow& row : s.trace) {
+        EXPECT_LE(row.objective, previous + row.tolerance) << name << " " << to_string(split) << " step " << row.mm_iteration;
+        previous = row.objective;
+      }
+      EXPECT_EQ(s.monotonicity_violations, 0);
+      EXPECT_LT(s.final_objective, s.initial_objective);
+      EXPECT_NEAR(s.final_objective, objective(model, *loss, w, X), 1e-9 * s.final_objective);
+    }
+  }
+}
+
+// Check 5: the sparse path (entry terms, coupled Xt-step) and the dense path (the same entries as
+// dense Q) give the same iterates.
+TEST(SparseVersusDense, SameIterates) {
+  EntryData d = random_entries(12, 60, 31);
+  Model sparse, dense;
+  sparse.terms = entry_terms(d);
+  dense.terms = dense_terms(d);
+  auto loss = load_loss("leaky-mcp");
+  std::mt19937_64 rng(3);
+  const Matrix X0 = random_matrix(12, 2, 1.0, rng);
+  SolverOptions o;
+  o.rank = 2;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = 15;
+  o.relative_tolerance = 0.0;
+  o.admm.split = SplitMode::kCoupled;
+  o.admm.cg_tolerance = 1e-12;
+  o.admm.cg_max_iterations = 2000;
+  const RegularizationWeights w{0.4, 0.0};
+  Matrix Xs = X0, Xd = X0;
+  Summary ss = solve(sparse, *loss, w, o, Xs);
+  Summary sd = solve(dense, *loss, w, o, Xd);
+  ASSERT_EQ(ss.trace.size(), sd.trace.size());
+  for (std::size_t k = 0; k < ss.trace.size(); ++k) {
+    EXPECT_EQ(ss.trace[k].admm_iterations, sd.trace[k].admm_iterations) << "MM step " << k + 1;
+    EXPECT_NEAR(ss.trace[k].objective, sd.trace[k].objective, 1e-8 * std::abs(sd.trace[k].objective));
+  }
+  EXPECT_LE((Xs - Xd).norm(), 1e-7 * Xd.norm());
+}
+
+// The entry family's maps against the dense reference: evaluate, the adjoint identity
+// <P(D), y> = <D, P*(y)>, the curvature and the Gram blocks, for both split modes.
+TEST(EntryTerms, MapsMatchDenseReference) {
+  EntryData d = random_entries(9, 40, 41);
+  auto sparse = entry_terms(d);
+  auto dense = dense_terms(d);
+  std::mt19937_64 rng(4);
+  Matrix X = random_matrix(9, 3, 1.0, rng), D = random_matrix(9, 3, 1.0, rng);
+  Vector vs, vd;
+  sparse->evaluate(X, vs);
+  dense->evaluate(X, vd);
+  EXPECT_LE((vs - vd).norm(), 1e-12 * vd.norm());
+  Vector y = Vector::Random(d.targets.size());
+  Matrix as, ad;
+  sparse->apply_adjoint_sym(y, X, as);
+  dense->apply_adjoint_sym(y, X, ad);
+  EXPECT_LE((as - ad).norm(), 1e-12 * ad.norm());
+
+  Vector w = Vector::Random(d.targets.size()).cwiseAbs().array() + 0.1;
+  Vector r = vs - d.targets;
+  for (SplitMode split : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+    auto ls = sparse->make_linearization(split);
+    ls->update(X, w, r);
+    Vector pd;
+    ls->apply(D, pd);
+    Vector yy = Vector::Random(ls->size());
+    Matrix adj;
+    ls->apply_adjoint(yy, adj);
+    EXPECT_NEAR(pd.dot(yy), adj.cwiseProduct(D).sum(), 1e-10 * std::abs(pd.dot(yy)) + 1e-12);
+    // Both split modes have C = sum w |sym Q| and sum_h 2|b_h| = sum w |r|.
+    auto ld = dense->make_linearization(split);
+    ld->update(X, w, r);
+    Matrix cs, cd;
+    ls->apply_curvature(D, cs);
+    ld->apply_curvature(D, cd);
+    EXPECT_LE((cs - cd).norm(), 1e-12 * cd.norm());
+    EXPECT_NEAR(2.0 * ls->offsets().cwiseAbs().sum(), w.dot(r.cwiseAbs()), 1e-10 * w.dot(r.cwiseAbs()));
+    if (split == SplitMode::kCoupled) {
+      Vector pdd;
+      ld->apply(D, pdd);
+      EXPECT_LE((pd - pdd).norm(), 1e-12 * pdd.norm());
+      Matrix gs, gd;
+      ls->gram_row_blocks(gs);
+      ld->gram_row_blocks(gd);
+      EXPECT_LE((gs - gd).norm(), 1e-12 * gd.norm());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sdprl

@@ -1,0 +1,108 @@
+// Small random models for the mathematical tests (algorithm.md section 6).
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "sdprl/config.h"
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/plugin_host.h"
+#include "sdprl/regularizer.h"
+#include "sdprl/terms/dense_terms.h"
+#include "sdprl/terms/entry_terms.h"
+
+namespace sdprl::testing_support {
+
+// A dense symmetric A with its positive part from an eigen-split; indefinite in general.
+class DenseRegularizer final : public Regularizer {
+ public:
+  explicit DenseRegularizer(Eigen::MatrixXd A) : A_(0.5 * (A + A.transpose())) {
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(A_);
+    A_plus_ = eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).asDiagonal() * eig.eigenvectors().transpose();
+  }
+  std::string name() const override { return "dense-test"; }
+  Index dimension() const override { return A_.rows(); }
+  void apply(const Matrix& X, Matrix& out) const override { out = A_ * X; }
+  bool positive_part_is_zero() const override { return A_plus_.norm() == 0.0; }
+  void apply_positive(const Matrix& X, Matrix& out) const override { out = A_plus_ * X; }
+  void positive_diagonal(Vector& d) const override { d = A_plus_.diagonal(); }
+
+ private:
+  Eigen::MatrixXd A_, A_plus_;
+};
+
+struct EntryData {
+  Index n = 0;
+  std::vector<std::int32_t> rows, cols;
+  Vector targets;
+};
+
+// m random entries of an n x n matrix (both orders and diagonal entries occur), with targets of a
+// random rank-2 matrix plus a few large outliers.
+inline EntryData random_entries(Index n, Index m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> idx(0, static_cast<int>(n) - 1);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd V(n, 2);
+  for (Index i = 0; i < n; ++i) V(i, 0) = normal(rng), V(i, 1) = normal(rng);
+  EntryData d;
+  d.n = n;
+  d.targets.resize(m);
+  for (Index k = 0; k < m; ++k) {
+    const int i = idx(rng), j = idx(rng);
+    d.rows.push_back(i);
+    d.cols.push_back(j);
+    d.targets[k] = V.row(i).dot(V.row(j)) + (k % 7 == 0 ? 8.0 * normal(rng) : 0.1 * normal(rng));
+  }
+  return d;
+}
+
+inline std::shared_ptr<EntryTerms> entry_terms(const EntryData& d) {
+  return std::make_shared<EntryTerms>(d.n, d.rows, d.cols, d.targets);
+}
+
+// The same entries as dense matrices Q = e_i e_j^T.
+inline std::shared_ptr<DenseTerms> dense_terms(const EntryData& d) {
+  std::vector<Eigen::MatrixXd> Q;
+  for (std::size_t k = 0; k < d.rows.size(); ++k) {
+    Eigen::MatrixXd q = Eigen::MatrixXd::Zero(d.n, d.n);
+    q(d.rows[k], d.cols[k]) = 1.0;
+    Q.push_back(q);
+  }
+  return std::make_shared<DenseTerms>(d.n, Q, d.targets);
+}
+
+// General dense terms: random non-symmetric Q (indefinite sym part).
+inline std::shared_ptr<DenseTerms> random_dense_terms(Index n, Index m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<Eigen::MatrixXd> Q;
+  Vector t(m);
+  for (Index k = 0; k < m; ++k) {
+    Eigen::MatrixXd q(n, n);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < n; ++j) q(i, j) = normal(rng);
+    Q.push_back(q);
+    t[k] = 3.0 * normal(rng);
+  }
+  return std::make_shared<DenseTerms>(n, Q, t);
+}
+
+inline Matrix random_matrix(Index n, Index r, double scale, std::mt19937_64& rng) {
+  std::normal_distribution<double> normal(0.0, scale);
+  Matrix X(n, r);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < r; ++j) X(i, j) = normal(rng);
+  return X;
+}
+
+// The shipped loss plugins, loaded from the build tree.
+inline std::shared_ptr<Loss> load_loss(const std::string& name) {
+  static PluginHost host({SDPRL_PLUGIN_BUILD_DIR});
+  return host.create_loss(name, ConfigTable());
+}
+
+}  // namespace sdprl::testing_support
