@@ -79,6 +79,43 @@ TEST_P(SurrogateTest, MajorisesAndTouches) {
   EXPECT_EQ(checked, 3000);
 }
 
+// Check 1, targeted: steps on the two rows of one entry term, orthogonal to x_i and x_j, so that the
+// linear part vanishes and only the curvature bound w |sym Q| holds H above F. An unweighted B (the
+// paper's Prop. 5 as printed) fails here when phi'(0) > 1 (algorithm.md section 2).
+TEST(SurrogateTargeted, CurvatureCarriesTheWeights) {
+  EntryData d = random_entries(8, 40, 13);
+  Model model;
+  model.terms = entry_terms(d);
+  auto loss = load_loss("leaky-mcp");
+  const RegularizationWeights w{0.0, 0.0};
+  const Index r = 3;
+  std::mt19937_64 rng(17);
+  int checked = 0;
+  for (SplitMode split : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+    Matrix Xk = random_matrix(8, r, 0.3, rng);
+    Surrogate H(model, *loss, w, split, r);
+    H.update(Xk);
+    for (Index k = 0; k < static_cast<Index>(d.rows.size()); ++k) {
+      const int i = d.rows[k], j = d.cols[k];
+      if (i == j) continue;
+      // v orthogonal to x_i and x_j: the cross product in R^3.
+      Eigen::Vector3d xi = Xk.row(i).transpose(), xj = Xk.row(j).transpose();
+      Eigen::Vector3d v = xi.cross(xj).normalized();
+      for (double scale : {1e-3, 1e-2, 0.1}) {
+        for (double sign : {1.0, -1.0}) {
+          Matrix D = Matrix::Zero(8, r);
+          D.row(i) = scale * v.transpose();
+          D.row(j) = sign * scale * v.transpose();
+          const double f = objective(model, *loss, w, Xk + D);
+          EXPECT_GE(H.value(D), f - 1e-12 * std::abs(f)) << to_string(split) << " term " << k;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 // Check 2: on a fixed surrogate, |nu| <= 2 always; the gap is >= 0 (weak duality) and reaches 0; the
 // ADMM point minimises H (no random perturbation lowers H by more than the gap).
 TEST_P(SurrogateTest, AdmmGapCertifiesTheMinimiser) {
