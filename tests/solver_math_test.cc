@@ -22,6 +22,11 @@ struct Case {
   bool with_a;
 };
 
+// Readable parameter names in test listings (CTest shows them).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.loss << "/" << c.terms << "/" << to_string(c.split) << (c.with_a ? "/A" : "");
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string s = std::string(info.param.loss) + "_" + info.param.terms + "_" + to_string(info.param.split) +
                   (info.param.with_a ? "_A" : "");
