@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sdprl/error.h"
+#include "sdprl/loss_check.h"
 #include "sdprl/surrogate.h"
 
 namespace sdprl {
@@ -145,6 +146,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
   if (!model.terms) throw Error("model", "the application built no terms");
+  check_loss_for_mm(loss);
   if (!(weights.lambda >= 0.0)) throw Error("regularizer.lambda", "must be >= 0");
   if (!(weights.gamma >= 0.0)) throw Error("regularizer.gamma", "must be >= 0");
   const Index n = model.terms->dimension();

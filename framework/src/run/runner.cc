@@ -13,6 +13,7 @@
 #include "sdprl/error.h"
 #include "sdprl/io/atomic_file.h"
 #include "sdprl/io/matrix_market.h"
+#include "sdprl/loss_check.h"
 #include "sdprl/plugin_host.h"
 
 namespace sdprl {
@@ -145,6 +146,7 @@ RunResult run_model(const RunRequest& req) {
   }
   std::shared_ptr<Application> app = host.create_application(result.application);
   std::shared_ptr<Loss> loss = host.create_loss(result.loss, loss_table.table(result.loss));
+  check_loss_for_mm(*loss);
 
   BuildContext context;
   context.seed = base_options.seed;

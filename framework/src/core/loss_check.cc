@@ -1,0 +1,64 @@
+#include "sdprl/loss_check.h"
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "sdprl/error.h"
+
+namespace sdprl {
+
+std::string loss_contract_violation(const Loss& loss) {
+  std::vector<double> grid{0.0};
+  for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));  // 1e-6 ... 1e6
+  std::ostringstream os;
+  os.precision(6);
+  const double phi0 = loss.value(0.0);
+  if (!(std::abs(phi0) <= 1e-12)) {
+    os << "phi(0) must be 0, got " << phi0;
+    return os.str();
+  }
+  // Tolerances relative to the values compared, so that rounding does not refuse a good loss.
+  auto tol = [](double x, double y) { return 1e-10 * (1.0 + std::abs(x) + std::abs(y)); };
+  for (std::size_t k = 0; k < grid.size(); ++k) {
+    const double a = grid[k], fa = loss.value(a), da = loss.derivative(a);
+    if (!std::isfinite(fa)) {
+      os << "phi(" << a << ") is not finite";
+      return os.str();
+    }
+    // phi' may underflow to 0 far out (Laplace: exp(-a/theta)); such a term simply drops out of
+    // the surrogate. It must never be negative, and phi'(0) > 0 keeps the MM weights meaningful.
+    if (!std::isfinite(da) || !(da >= 0.0) || (a == 0.0 && !(da > 0.0))) {
+      os << (a == 0.0 ? "phi'(0) must be finite and positive" : "phi' must be finite and non-negative")
+         << ", phi'(" << a << ") = " << da;
+      return os.str();
+    }
+    if (k + 1 == grid.size()) break;
+    const double b = grid[k + 1], fb = loss.value(b), db = loss.derivative(b);
+    if (fb < fa - tol(fa, fb)) {
+      os << "phi is not increasing: phi(" << b << ") = " << fb << " < phi(" << a << ") = " << fa;
+      return os.str();
+    }
+    if (db > da + tol(da, db) * 1e3) {
+      os << "phi is not concave: phi'(" << b << ") = " << db << " > phi'(" << a << ") = " << da;
+      return os.str();
+    }
+    const double mid = 0.5 * (a + b), fm = loss.value(mid);
+    if (fm < 0.5 * (fa + fb) - tol(fa, fb)) {
+      os << "phi is not concave: phi(" << mid << ") = " << fm << " < (phi(" << a << ") + phi(" << b
+         << "))/2 = " << 0.5 * (fa + fb);
+      return os.str();
+    }
+  }
+  return {};
+}
+
+void check_loss_for_mm(const Loss& loss) {
+  const std::string problem = loss_contract_violation(loss);
+  if (!problem.empty())
+    throw Error("loss '" + loss.name() + "'",
+                "cannot be used by the MM solver (paper Assumption 3: phi(0) = 0, increasing, "
+                "concave, phi' finite and positive): " + problem);
+}
+
+}  // namespace sdprl
