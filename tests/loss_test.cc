@@ -134,3 +134,41 @@ TEST(LossContract, RefusesLossesThatBreakIt) {
 
 }  // namespace
 }  // namespace sdprl
+
+namespace sdprl {
+namespace {
+
+// The square loss goes to L-BFGS automatically, and L-BFGS ends at a stationary point of F:
+// directional derivatives of F (finite differences) vanish there.
+TEST(SquareLoss, LbfgsReachesAStationaryPoint) {
+  auto loss = testing_support::load_loss("square");
+  EXPECT_EQ(loss->derivative(0.0), 0.0);
+  EXPECT_NE(loss_contract_violation(*loss), "");
+  Model model;
+  model.terms = testing_support::entry_terms(testing_support::random_entries(25, 300, 5));
+  SolverOptions o;
+  o.rank = 2;
+  o.verbose = false;
+  o.relative_tolerance = 1e-12;
+  const RegularizationWeights w{0.5, 0.0};
+  Matrix X;
+  Summary s = solve(model, *loss, w, o, X);
+  EXPECT_EQ(s.solver, SolverType::kLbfgs);
+  EXPECT_TRUE(s.usable());
+  EXPECT_LT(s.final_objective, s.initial_objective);
+  EXPECT_NEAR(s.final_objective, objective(model, *loss, w, X), 1e-12 * s.final_objective);
+  std::mt19937_64 rng(2);
+  for (int k = 0; k < 10; ++k) {
+    Matrix D = testing_support::random_matrix(X.rows(), X.cols(), 1.0, rng);
+    D /= D.norm();
+    const double h = 1e-5;
+    const double slope = (objective(model, *loss, w, X + h * D) - objective(model, *loss, w, X - h * D)) / (2 * h);
+    EXPECT_LT(std::abs(slope), 1e-4 * s.final_objective) << "direction " << k;
+  }
+  // Forcing MM with the square loss is refused with the contract's message.
+  o.type = SolverType::kMm;
+  EXPECT_THROW(solve(model, *loss, w, o, X), Error);
+}
+
+}  // namespace
+}  // namespace sdprl

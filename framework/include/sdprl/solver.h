@@ -32,6 +32,15 @@ SDPRL_API const char* to_string(InitKind kind);
 SDPRL_API bool from_string(const std::string& text, InitKind* kind);
 SDPRL_API bool from_string(const std::string& text, SplitMode* mode);
 
+// Which algorithm minimises F.
+enum class SolverType {
+  kAuto,   // MM for losses that meet its contract; L-BFGS for smooth losses (phi'(0) = 0)
+  kMm,     // majorisation-minimisation with ADMM (the paper's SDP-RL)
+  kLbfgs,  // L-BFGS on the factored objective (needs phi'(0) = 0: e.g. the square loss)
+};
+SDPRL_API const char* to_string(SolverType type);
+SDPRL_API bool from_string(const std::string& text, SolverType* type);
+
 struct AdmmOptions {
   int max_iterations = 1000;      // per MM step (algorithm.md: 1000)
   double rho = 0.0;               // penalty; 0 = automatic: rho_scale / phi'(0)
@@ -45,6 +54,7 @@ struct AdmmOptions {
 };
 
 struct SolverOptions {
+  SolverType type = SolverType::kAuto;
   Index rank = 0;                    // r; 0 = the model's default rank
   int max_mm_iterations = 2000;      // outer iteration cap
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
@@ -57,6 +67,7 @@ struct SolverOptions {
   bool verbose = true;               // print the iteration table on stderr
   int print_every = 1;               // print every k-th MM iteration (the first and last always)
   AdmmOptions admm;
+  int lbfgs_memory = 10;             // L-BFGS: number of correction pairs kept
   // Set to true (e.g. by a signal handler) to stop after the current MM step with kInterrupted.
   const std::atomic<bool>* interrupt = nullptr;
 
@@ -90,7 +101,8 @@ struct Summary {
   Index n = 0, rank = 0, terms = 0, split_terms = 0;
   double rho = 0.0;
   RegularizationWeights weights;
-  int mm_iterations = 0;
+  SolverType solver = SolverType::kMm;  // the algorithm that ran
+  int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3)
   double initial_objective = 0.0;

@@ -9,6 +9,7 @@
 #include "sdprl/error.h"
 #include "sdprl/loss_check.h"
 #include "sdprl/surrogate.h"
+#include "smooth/lbfgs.h"
 
 namespace sdprl {
 namespace {
@@ -68,6 +69,23 @@ bool from_string(const std::string& text, SplitMode* mode) {
   return true;
 }
 
+const char* to_string(SolverType type) {
+  switch (type) {
+    case SolverType::kAuto: return "auto";
+    case SolverType::kMm: return "mm";
+    case SolverType::kLbfgs: return "lbfgs";
+  }
+  return "?";
+}
+
+bool from_string(const std::string& text, SolverType* type) {
+  if (text == "auto") *type = SolverType::kAuto;
+  else if (text == "mm") *type = SolverType::kMm;
+  else if (text == "lbfgs") *type = SolverType::kLbfgs;
+  else return false;
+  return true;
+}
+
 const char* to_string(SolverStatus status) {
   switch (status) {
     case SolverStatus::kConverged: return "converged";
@@ -96,6 +114,7 @@ bool SolverOptions::is_valid(std::string* error) const {
   if (!(time_limit >= 0.0)) return bad("solver.time_limit", time_limit, "must be >= 0 (0 = none)");
   if (!(init_scale > 0.0)) return bad("solver.init_scale", init_scale, "must be > 0");
   if (print_every < 1) return bad("solver.print_every", print_every, "must be >= 1");
+  if (lbfgs_memory < 1) return bad("solver.lbfgs_memory", lbfgs_memory, "must be >= 1");
   if (admm.max_iterations < 1) return bad("solver.admm.max_iterations", admm.max_iterations, "must be >= 1");
   if (!(admm.rho >= 0.0)) return bad("solver.admm.rho", admm.rho, "must be > 0 (or 0 for automatic)");
   if (!(admm.rho_scale > 0.0)) return bad("solver.admm.rho_scale", admm.rho_scale, "must be > 0");
@@ -146,7 +165,15 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
   if (!model.terms) throw Error("model", "the application built no terms");
-  check_loss_for_mm(loss);
+  // The algorithm: MM needs the contract of Assumption 3; a loss differentiable at 0 (phi'(0) = 0,
+  // e.g. the square loss) goes to L-BFGS instead.
+  SolverType type = options.type;
+  const bool smooth = loss.derivative(0.0) == 0.0;
+  if (type == SolverType::kAuto) type = smooth ? SolverType::kLbfgs : SolverType::kMm;
+  if (type == SolverType::kMm) check_loss_for_mm(loss);
+  if (type == SolverType::kLbfgs && !smooth)
+    throw Error("solver.type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss.name() +
+                                   "' has phi'(0) = " + std::to_string(loss.derivative(0.0)) + ": use type = \"mm\"");
   if (!(weights.lambda >= 0.0)) throw Error("regularizer.lambda", "must be >= 0");
   if (!(weights.gamma >= 0.0)) throw Error("regularizer.gamma", "must be >= 0");
   const Index n = model.terms->dimension();
@@ -164,6 +191,11 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
 
   initialize(model, options, rank, X);
   summary.init_time = seconds_since(t0);
+  if (type == SolverType::kLbfgs) {
+    Summary smooth_summary = smooth::solve_lbfgs(model, loss, weights, options, X, callback);
+    smooth_summary.init_time = summary.init_time;
+    return smooth_summary;
+  }
   const auto t_solve = Clock::now();
 
   Surrogate surrogate(model, loss, weights, options.admm.split, rank);

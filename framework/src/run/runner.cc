@@ -22,6 +22,8 @@ namespace {
 // Reads [solver]; every key and its default is documented in sdprl/solver.h and README.md.
 SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   SolverOptions o;
+  from_string(t.string("type", "auto", {"auto", "mm", "lbfgs"}), &o.type);
+  o.lbfgs_memory = static_cast<int>(t.integer("lbfgs_memory", o.lbfgs_memory, NumberRule::closed(1, 1000)));
   o.rank = t.integer("rank", 0, NumberRule::at_least(0));
   o.max_mm_iterations = static_cast<int>(t.integer("max_mm_iterations", o.max_mm_iterations, NumberRule::closed(1, 1e9)));
   o.relative_tolerance = t.number("relative_tolerance", o.relative_tolerance, NumberRule::non_negative());
@@ -59,6 +61,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   const Summary& s = r.summary;
   nlohmann::json j;
   j["status"] = to_string(s.status);
+  j["solver"] = to_string(s.solver);
   j["message"] = s.message;
   j["model_file"] = req.model_file.string();
   j["application"] = r.application;
@@ -146,7 +149,9 @@ RunResult run_model(const RunRequest& req) {
   }
   std::shared_ptr<Application> app = host.create_application(result.application);
   std::shared_ptr<Loss> loss = host.create_loss(result.loss, loss_table.table(result.loss));
-  check_loss_for_mm(*loss);
+  // Refuse a loss the MM solver cannot use before anything is built or written.
+  if (base_options.type == SolverType::kMm || (base_options.type == SolverType::kAuto && loss->derivative(0.0) != 0.0))
+    check_loss_for_mm(*loss);
 
   BuildContext context;
   context.seed = base_options.seed;
