@@ -406,7 +406,7 @@ TEST_F(CliTest, RankAboveDimensionIsRejected) {
   EXPECT_NE(r.err.find("solver.rank"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("200"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("n = 150"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(dir() / "out" / "summary.json"));
+  EXPECT_FALSE(fs::exists(dir() / "out")) << "a refused run must not leave an output directory";
 }
 
 TEST_F(CliTest, LossParametersOutsideTheirTableAreRejected) {
@@ -617,6 +617,8 @@ TEST_F(RelocatedCliTest, MissingApplicationPluginIsReported) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("no application plugin named 'matrix-completion'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sdprl-application-matrix-completion.so"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(plugin_dir_.string() + "/"), std::string::npos) << "the searched directory:\n" << r.err;
   EXPECT_NE(r.err.find((plugin_dir_ / "sdprl-application-matrix-completion.so").string()), std::string::npos)
       << "the searched directory and the file name:\n" << r.err;
   EXPECT_NE(r.err.find("l1 (loss, " + (plugin_dir_ / "sdprl-loss-l1.so").string() + ")"), std::string::npos)

@@ -29,6 +29,11 @@ class DenseRegularizer final : public Regularizer {
   bool positive_part_is_zero() const override { return A_plus_.norm() == 0.0; }
   void apply_positive(const Matrix& X, Matrix& out) const override { out = A_plus_ * X; }
   void positive_diagonal(Vector& d) const override { d = A_plus_.diagonal(); }
+  // Gershgorin: diag(sum_j |A+_ij|) - A_+ is diagonally dominant, hence PSD.
+  bool positive_diagonal_majorant(Vector& d) const override {
+    d = A_plus_.cwiseAbs().rowwise().sum();
+    return true;
+  }
 
  private:
   Eigen::MatrixXd A_, A_plus_;

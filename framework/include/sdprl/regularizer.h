@@ -29,6 +29,11 @@ class SDPRL_API Regularizer {
   virtual void apply_positive(const Matrix& X, Matrix& out) const = 0;
   // diag(A_+) (length n), used to precondition the coupled Xt-step.
   virtual void positive_diagonal(Vector& d) const = 0;
+  // A diagonal majorant of A_+: a vector d with diag(d) - A_+ PSD (e.g. d_i = sum_j |A_ij| for a
+  // diagonally dominant A, or 2 deg(i) for a graph Laplacian). With it the row-split Xt-step keeps
+  // B diagonal (a looser but valid majoriser, algorithm.md section 3), so its n row systems stay
+  // independent. Returns false when there is none (the default); the solver then uses CG.
+  virtual bool positive_diagonal_majorant(Vector& d) const;
 };
 
 }  // namespace sdprl

@@ -4,6 +4,7 @@
 //
 //   H(D) = <D, B D> + <D, G> + 2 sum_h |<D, P_h> + b_h| + c
 //   B    = C + (lambda I + gamma A_+)/2,   C = sum_tau w_tau |sym Q_tau|
+//          (row-split: A_+ replaced by a diagonal majorant when the regularizer offers one)
 //   G    = gamma A X_k + lambda X_k
 //   c    = sum_tau [phi(|r_tau|) - w_tau |r_tau|] + (gamma/2)<X_k, A X_k> + (lambda/2)||X_k||^2
 //
@@ -78,10 +79,12 @@ class SDPRL_API Surrogate {
   Index n_, r_;
   std::unique_ptr<TermLinearization> lin_;
   Matrix Xk_, G_;
-  Vector values_, residuals_, w_, phi_;
+  Vector values_, residuals_, abs_residuals_, w_, phi_;
   Vector b_diag_;
+  Vector a_diag_;             // diag(A_+), or its diagonal majorant when a_majorant_
   bool b_diagonal_ = true;
   bool a_curvature_ = false;
+  bool a_majorant_ = false;   // row-split with a diagonal majorant of A_+ in B
   double c_ = 0.0, f_center_ = 0.0;
 };
 

@@ -24,6 +24,7 @@ void Loss::evaluate(const Vector& a, Vector& phi, Vector& dphi) const {
 TermLinearization::~TermLinearization() = default;
 ConstraintSet::~ConstraintSet() = default;
 Regularizer::~Regularizer() = default;
+bool Regularizer::positive_diagonal_majorant(Vector&) const { return false; }
 Evaluator::~Evaluator() = default;
 bool Evaluator::has_validation() const { return false; }
 double Evaluator::validation_error(const Matrix&) const {

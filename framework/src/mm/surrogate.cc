@@ -14,6 +14,11 @@ Surrogate::Surrogate(const Model& model, const Loss& loss, const RegularizationW
   lin_ = model.terms->make_linearization(split);
   // gamma multiplies <X, A X>; A_+ enters B only when it is nonzero.
   a_curvature_ = model.quadratic && weights_.gamma > 0.0 && !model.quadratic->positive_part_is_zero();
+  // Row-split: replace A_+ by a diagonal majorant when the regularizer has one, so that B stays
+  // diagonal and the Xt-step splits by rows (algorithm.md section 3; H still majorises F).
+  a_majorant_ = a_curvature_ && split == SplitMode::kRowSplit &&
+                model.quadratic->positive_diagonal_majorant(a_diag_);
+  if (a_curvature_ && !a_majorant_) model.quadratic->positive_diagonal(a_diag_);
 }
 
 Surrogate::~Surrogate() = default;
@@ -25,7 +30,8 @@ void Surrogate::update(const Matrix& Xk) {
   const ConstraintSet& terms = *model_.terms;
   terms.evaluate(Xk_, values_);
   residuals_ = values_ - terms.targets();
-  loss_.evaluate(residuals_.cwiseAbs(), phi_, w_);
+  abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
+  loss_.evaluate(abs_residuals_, phi_, w_);
   lin_->update(Xk_, w_, residuals_);
 
   // G = gamma A X_k + lambda X_k;  the regularizer values enter c and F(X_k).
@@ -45,12 +51,8 @@ void Surrogate::update(const Matrix& Xk) {
 
   lin_->curvature_diagonal(b_diag_);
   b_diag_.array() += 0.5 * lambda;
-  if (a_curvature_) {
-    Vector a_diag;
-    model_.quadratic->positive_diagonal(a_diag);
-    b_diag_ += 0.5 * gamma * a_diag;
-  }
-  b_diagonal_ = lin_->curvature_is_diagonal() && !a_curvature_;
+  if (a_curvature_) b_diag_ += 0.5 * gamma * a_diag_;
+  b_diagonal_ = lin_->curvature_is_diagonal() && (!a_curvature_ || a_majorant_);
 }
 
 void Surrogate::apply_B(const Matrix& D, Matrix& out) const {
@@ -60,7 +62,9 @@ void Surrogate::apply_B(const Matrix& D, Matrix& out) const {
   }
   lin_->apply_curvature(D, out);
   out.noalias() += (0.5 * weights_.lambda) * D;
-  if (a_curvature_) {
+  if (a_majorant_) {
+    out.noalias() += (0.5 * weights_.gamma) * (a_diag_.asDiagonal() * D);
+  } else if (a_curvature_) {
     Matrix AD;
     model_.quadratic->apply_positive(D, AD);
     out.noalias() += (0.5 * weights_.gamma) * AD;

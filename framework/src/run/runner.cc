@@ -170,8 +170,12 @@ RunResult run_model(const RunRequest& req) {
 
   if (lambdas.size() > 1 && (!model.evaluator || !model.evaluator->has_validation()))
     reg.fail("lambda", "a lambda grid needs a validation set, and this model has none");
+  const Index rank = base_options.rank > 0 ? base_options.rank : model.default_rank;
+  if (rank < 1) config.table("solver").fail("rank", "the model has no default rank: give solver.rank");
+  if (rank > model.terms->dimension())
+    config.table("solver").fail("rank", "rank " + std::to_string(rank) + " exceeds the dimension n = " +
+                                            std::to_string(model.terms->dimension()));
   if (base_options.init == InitKind::kGiven) {
-    const Index rank = base_options.rank > 0 ? base_options.rank : model.default_rank;
     if (given_start.rows() != model.terms->dimension() || given_start.cols() != rank)
       config.table("solver").fail("init_file", "the starting factor is " + std::to_string(given_start.rows()) + " x " +
                                                    std::to_string(given_start.cols()) + ", expected " +

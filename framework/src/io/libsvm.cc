@@ -1,0 +1,233 @@
+// LIBSVM sparse and dense labelled text files (see sdprl/io/libsvm.h). Every parse error names
+// file:line:column and says what was expected and what was found.
+#include "sdprl/io/libsvm.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "io/compressed_input.h"
+#include "sdprl/error.h"
+
+namespace sdprl::io {
+namespace {
+
+using detail::LineInput;
+
+// A token of a line with its 1-based column.
+struct Field {
+  std::string_view text;
+  long column = 0;
+};
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+// The whitespace-separated tokens of `line` up to a '#' comment.
+void split_fields(std::string_view line, std::vector<Field>& fields) {
+  fields.clear();
+  const std::size_t hash = line.find('#');
+  if (hash != std::string_view::npos) line = line.substr(0, hash);
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    if (i >= line.size()) break;
+    const std::size_t start = i;
+    while (i < line.size() && !is_space(line[i])) ++i;
+    fields.push_back({line.substr(start, i - start), static_cast<long>(start) + 1});
+  }
+}
+
+// Quotes a token for a message, shortening very long ones.
+std::string quote(std::string_view s) {
+  constexpr std::size_t kMax = 40;
+  if (s.size() > kMax) return "'" + std::string(s.substr(0, kMax)) + "...'";
+  return "'" + std::string(s) + "'";
+}
+
+// Strict number parsing: the whole token must be consumed. A leading '+' is accepted.
+std::string_view strip_plus(std::string_view s) {
+  if (s.size() >= 2 && s[0] == '+' && s[1] != '-' && s[1] != '+') return s.substr(1);
+  return s;
+}
+
+enum class ParseStatus { ok, invalid, out_of_range };
+
+ParseStatus parse_int(std::string_view s, std::int64_t& out) {
+  s = strip_plus(s);
+  if (s.empty()) return ParseStatus::invalid;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
+  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
+  return ParseStatus::ok;
+}
+
+ParseStatus parse_double(std::string_view s, double& out) {
+  s = strip_plus(s);
+  if (s.empty()) return ParseStatus::invalid;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
+  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
+  return ParseStatus::ok;
+}
+
+// A finite real number; `what` names it in messages ("label", "value").
+double finite_value(const LineInput& in, std::string_view text, long column, const char* what) {
+  double v = 0.0;
+  const ParseStatus s = parse_double(text, v);
+  if (s == ParseStatus::out_of_range) {
+    in.fail(std::string(what) + " " + quote(text) + " is out of the range of a double", column);
+  }
+  if (s != ParseStatus::ok) {
+    in.fail(std::string("expected a real ") + what + ", got " + quote(text), column);
+  }
+  if (!std::isfinite(v)) in.fail(std::string(what) + " is NaN/Inf, got " + quote(text), column);
+  return v;
+}
+
+// The dense n x d matrix, or an Error naming the file when it cannot be allocated.
+Matrix allocate(const std::string& path, Index n, Index d) {
+  if (d > 0 && n > std::numeric_limits<Index>::max() / d) {
+    throw Error(path, "a dense " + std::to_string(n) + " x " + std::to_string(d) +
+                          " matrix is too large");
+  }
+  try {
+    return Matrix::Zero(n, d);
+  } catch (const std::bad_alloc&) {
+    throw Error(path, "cannot allocate a dense " + std::to_string(n) + " x " + std::to_string(d) +
+                          " matrix");
+  }
+}
+
+struct Entry {
+  Index column = 0;  // 0-based feature
+  double value = 0.0;
+};
+
+}  // namespace
+
+LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
+  if (features < 0) {
+    throw Error(file.string(), "the declared number of features must be >= 0 (0: the largest "
+                               "index seen), got " + std::to_string(features));
+  }
+  LineInput in(file);
+  std::vector<double> labels;
+  std::vector<Entry> entries;        // all rows, concatenated
+  std::vector<std::size_t> row_end;  // entries of row i: [row_end[i-1], row_end[i])
+  std::int64_t max_index = 0;
+  std::string line;
+  std::vector<Field> fields;
+  while (in.next(line)) {
+    split_fields(line, fields);
+    if (fields.empty()) continue;
+    labels.push_back(finite_value(in, fields[0].text, fields[0].column, "label"));
+    std::int64_t previous = 0;
+    for (std::size_t k = 1; k < fields.size(); ++k) {
+      const Field& f = fields[k];
+      const std::size_t colon = f.text.find(':');
+      if (colon == std::string_view::npos) {
+        in.fail("expected 'index:value', got " + quote(f.text), f.column);
+      }
+      const std::string_view index_text = f.text.substr(0, colon);
+      const std::string_view value_text = f.text.substr(colon + 1);
+      const long value_column = f.column + static_cast<long>(colon) + 1;
+      std::int64_t index = 0;
+      const ParseStatus s = parse_int(index_text, index);
+      if (s == ParseStatus::out_of_range) {
+        in.fail("index " + quote(index_text) + " is too large", f.column);
+      }
+      if (s != ParseStatus::ok) {
+        in.fail("expected an integer index in 'index:value', got " + quote(f.text), f.column);
+      }
+      if (index < 1) {
+        in.fail("indices are 1-based: expected an index >= 1, got " + std::to_string(index),
+                f.column);
+      }
+      if (index <= previous) {
+        in.fail("indices must be strictly increasing: expected an index > " +
+                    std::to_string(previous) + ", got " + std::to_string(index),
+                f.column);
+      }
+      if (features > 0 && index > features) {
+        in.fail("index " + std::to_string(index) + " exceeds the declared " +
+                    std::to_string(features) + " features",
+                f.column);
+      }
+      if (value_text.empty()) {
+        in.fail("expected a value after ':' in 'index:value', got " + quote(f.text),
+                value_column);
+      }
+      const double value = finite_value(in, value_text, value_column, "value");
+      previous = index;
+      max_index = std::max(max_index, index);
+      entries.push_back({static_cast<Index>(index - 1), value});
+    }
+    row_end.push_back(entries.size());
+  }
+  if (labels.empty()) {
+    throw Error(file.string(), "expected at least one sample line 'label index:value ...', the "
+                               "file has none");
+  }
+  const Index n = static_cast<Index>(labels.size());
+  const Index d = features > 0 ? features : static_cast<Index>(max_index);
+  LabeledData data;
+  data.samples = allocate(file.string(), n, d);
+  std::size_t k = 0;
+  for (Index i = 0; i < n; ++i) {
+    for (; k < row_end[static_cast<std::size_t>(i)]; ++k) {
+      data.samples(i, entries[k].column) = entries[k].value;
+    }
+  }
+  data.labels = std::move(labels);
+  return data;
+}
+
+LabeledData read_dense_labeled(const std::filesystem::path& file) {
+  LineInput in(file);
+  std::vector<double> labels;
+  std::vector<double> values;  // row-major, d per row
+  std::size_t d = 0;
+  long first_line = 0;
+  std::string line;
+  std::vector<Field> fields;
+  while (in.next(line)) {
+    split_fields(line, fields);
+    if (fields.empty()) continue;
+    if (first_line == 0) {
+      if (fields.size() < 2) {
+        in.fail("expected 'label v1 v2 ... vd' with at least one value, got only " +
+                quote(fields[0].text));
+      }
+      first_line = in.line();
+      d = fields.size() - 1;
+    } else if (fields.size() - 1 != d) {
+      in.fail("expected " + std::to_string(d) + " values after the label (as on line " +
+                  std::to_string(first_line) + "), got " + std::to_string(fields.size() - 1),
+              fields.size() - 1 > d ? fields[d + 1].column : 0);
+    }
+    labels.push_back(finite_value(in, fields[0].text, fields[0].column, "label"));
+    for (std::size_t k = 1; k < fields.size(); ++k) {
+      values.push_back(finite_value(in, fields[k].text, fields[k].column, "value"));
+    }
+  }
+  if (labels.empty()) {
+    throw Error(file.string(), "expected at least one sample line 'label v1 v2 ... vd', the file "
+                               "has none");
+  }
+  LabeledData data;
+  const Index n = static_cast<Index>(labels.size());
+  data.samples = Eigen::Map<const Matrix>(values.data(), n, static_cast<Index>(d));
+  data.labels = std::move(labels);
+  return data;
+}
+
+}  // namespace sdprl::io

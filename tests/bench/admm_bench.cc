@@ -1,0 +1,162 @@
+// Cost of the sparse path (algorithm.md section 4): one ADMM iteration and one MM step on the
+// paper's synthetic matrix-completion instance (rank 5, s = 2, o = 0.05, sigma = 10) at
+// m = 1000, 10000, 100000 with the row-split Xt-step. One ADMM iteration is O(nnz r + n r^2), so
+// the time per observation should stay flat as m grows (nnz ~ s r m ln m).
+//
+//   build-*/bin/admm_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//
+// Counters: observations (terms), split_terms, admm_iterations (per MM step) and ns_per_obs (the
+// wall time of one benchmark iteration, in ns, divided by the number of observations).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/solver.h"
+#include "sdprl/surrogate.h"
+#include "sdprl/terms/entry_terms.h"
+#include "synthetic.h"
+
+namespace {
+
+// l1 loss phi(a) = a, phi'(a) = 1 (the plugin of plugins/losses/l1, defined here so that the
+// benchmark needs no plugin).
+class L1Loss final : public sdprl::Loss {
+ public:
+  std::string name() const override { return "l1"; }
+  double value(double a) const override { return a; }
+  double derivative(double) const override { return 1.0; }
+};
+
+constexpr sdprl::Index kRank = 5;
+using Clock = std::chrono::steady_clock;
+
+// One instance with everything an MM step needs, at the spectral start X0.
+struct Instance {
+  sdprl::Model model;
+  L1Loss loss;
+  sdprl::RegularizationWeights weights{1.0, 0.0};
+  sdprl::SolverOptions options;
+  sdprl::Matrix X0;
+  std::unique_ptr<sdprl::Surrogate> surrogate;
+  std::unique_ptr<sdprl::Admm> admm;
+  double eps1 = 0.0;  // eps_1 = c0 / 1^b0 with c0 = F(X0): the first MM step's ADMM tolerance
+};
+
+// Generated once per m and kept for the whole run (m = 100000 has about 11.5M observations).
+Instance& instance(std::int64_t m) {
+  static std::map<std::int64_t, std::unique_ptr<Instance>> cache;
+  auto& slot = cache[m];
+  if (slot) return *slot;
+  slot = std::make_unique<Instance>();
+  Instance& in = *slot;
+
+  sdprl::mc::SyntheticSpec spec;
+  spec.m = m;
+  spec.rank = kRank;
+  spec.s = 2.0;
+  spec.outlier_fraction = 0.05;
+  spec.outlier_magnitude = 10.0;
+  spec.seed = 1;
+  spec.eval_samples = 1000;
+  sdprl::mc::SyntheticInstance data = sdprl::mc::generate(spec);
+  sdprl::Vector targets =
+      Eigen::Map<const sdprl::Vector>(data.observed.values.data(), static_cast<sdprl::Index>(data.observed.values.size()));
+  in.model.application = "matrix-completion";
+  in.model.default_rank = kRank;
+  in.model.terms = std::make_shared<sdprl::EntryTerms>(m, std::move(data.observed.rows), std::move(data.observed.cols),
+                                                        std::move(targets));
+  data = sdprl::mc::SyntheticInstance();  // free the generator's copies
+
+  in.options.rank = kRank;
+  in.options.verbose = false;
+  in.options.init = sdprl::InitKind::kSpectral;
+  in.options.admm.split = sdprl::SplitMode::kRowSplit;
+  sdprl::initialize(in.model, in.options, kRank, in.X0);
+
+  in.surrogate = std::make_unique<sdprl::Surrogate>(in.model, in.loss, in.weights, in.options.admm.split, kRank);
+  in.surrogate->update(in.X0);
+  in.admm = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, in.options.admm),
+                                          in.options.admm);
+  in.admm->prepare();
+  in.eps1 = std::max(in.options.admm.min_tolerance, std::max(std::abs(in.surrogate->center_objective()), 1e-12));
+  return in;
+}
+
+// The counters of one run; `seconds` is the wall time of the timed loop (the benchmark's real
+// time), so ns_per_obs = real time per iteration / observations.
+void set_counters(benchmark::State& state, const Instance& in, double seconds) {
+  const double obs = static_cast<double>(in.model.terms->size());
+  state.counters["observations"] = obs;
+  state.counters["split_terms"] = static_cast<double>(in.surrogate->split_terms());
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["ns_per_obs"] = iterations > 0 ? 1e9 * seconds / (iterations * obs) : 0.0;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One ADMM iteration (Xt-, e-, nu-step and the duality gap) on the surrogate at X0.
+void BM_AdmmIteration(benchmark::State& state) {
+  Instance& in = instance(state.range(0));
+  // The MM-step benchmark rebuilds the surrogate at X0 too, so both see the same H.
+  in.surrogate->update(in.X0);
+  in.admm->prepare();
+  if (!in.admm->direct()) {
+    state.SkipWithError("the row-split Xt-step is not direct for this instance");
+    return;
+  }
+  sdprl::AdmmState st;
+  in.admm->reset_if_needed(st);
+  // Untimed warm-up: sizes (and first-touches) every buffer of the state and the ADMM scratch,
+  // so that the timed iterations measure the steady state, not page faults.
+  in.admm->iterate(st, in.eps1);
+  const auto t0 = Clock::now();
+  for (auto _ : state) {
+    in.admm->iterate(st, in.eps1);
+    benchmark::DoNotOptimize(st.gap);
+  }
+  const double seconds = seconds_since(t0);
+  if (!std::isfinite(st.gap)) state.SkipWithError("non-finite duality gap");
+  set_counters(state, in, seconds);
+}
+
+// One MM step: H rebuilt at X0, the Xt-step factored, the ADMM run to eps_1 from a cold state.
+void BM_MmStep(benchmark::State& state) {
+  Instance& in = instance(state.range(0));
+  sdprl::AdmmState st;
+  auto step = [&] {
+    in.surrogate->update(in.X0);
+    in.admm->prepare();
+    in.admm->reset_if_needed(st);
+    st.D.setZero();
+    st.e.setZero();
+    st.nu.setZero();
+    return in.admm->run(st, in.eps1);
+  };
+  step();  // untimed warm-up, as in BM_AdmmIteration
+  long admm_iterations = 0;
+  const auto t0 = Clock::now();
+  for (auto _ : state) {
+    admm_iterations += step();
+    benchmark::DoNotOptimize(st.D.data());
+  }
+  const double seconds = seconds_since(t0);
+  if (!std::isfinite(st.gap)) state.SkipWithError("non-finite duality gap");
+  set_counters(state, in, seconds);
+  state.counters["admm_iterations"] = benchmark::Counter(static_cast<double>(admm_iterations),
+                                                         benchmark::Counter::kAvgIterations);
+}
+
+BENCHMARK(BM_AdmmIteration)->ArgName("m")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MmStep)->ArgName("m")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
