@@ -17,7 +17,7 @@ using namespace testing_support;
 
 struct Case {
   const char* loss;
-  const char* terms;  // "entry" or "dense"
+  const char* terms;  // "entry", "distance" or "dense"
   SplitMode split;
   bool with_a;
 };
@@ -43,6 +43,8 @@ class SurrogateTest : public ::testing::TestWithParam<Case> {
     const Index n = 7;
     if (std::string(c.terms) == "entry") {
       model_.terms = entry_terms(random_entries(n, 30, 11));
+    } else if (std::string(c.terms) == "distance") {
+      model_.terms = distance_terms(random_pairs(n, 20, 12));
     } else {
       model_.terms = random_dense_terms(n, 6, 12);
     }
@@ -166,6 +168,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"leaky-mcp", "entry", SplitMode::kCoupled, false},
                       Case{"leaky-mcp", "entry", SplitMode::kRowSplit, true},
                       Case{"leaky-mcp", "entry", SplitMode::kCoupled, true},
+                      Case{"l1", "distance", SplitMode::kRowSplit, false},
+                      Case{"l1", "distance", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "distance", SplitMode::kRowSplit, true},
+                      Case{"leaky-mcp", "distance", SplitMode::kCoupled, true},
                       Case{"l1", "dense", SplitMode::kCoupled, false},
                       Case{"leaky-mcp", "dense", SplitMode::kCoupled, true}),
     case_name);
@@ -273,6 +279,34 @@ TEST(SparseVersusDense, SameIterates) {
     EXPECT_EQ(ss.trace[k].admm_iterations, sd.trace[k].admm_iterations) << "MM step " << k + 1;
     EXPECT_NEAR(ss.trace[k].objective, sd.trace[k].objective, 1e-8 * std::abs(sd.trace[k].objective));
   }
+  EXPECT_LE((Xs - Xd).norm(), 1e-7 * Xd.norm());
+}
+
+// Check 5 for the distance family: coupled distance terms and the same Q as dense terms agree.
+TEST(SparseVersusDense, DistanceTermsSameIterates) {
+  EntryData d = random_pairs(10, 40, 32);
+  Model sparse, dense;
+  sparse.terms = distance_terms(d);
+  dense.terms = std::make_shared<DenseTerms>(d.n, distance_matrices(d), d.targets);
+  auto loss = load_loss("l1");
+  std::mt19937_64 rng(6);
+  const Matrix X0 = random_matrix(10, 2, 1.0, rng);
+  SolverOptions o;
+  o.rank = 2;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = 10;
+  o.relative_tolerance = 0.0;
+  o.admm.split = SplitMode::kCoupled;
+  o.admm.cg_tolerance = 1e-12;
+  o.admm.cg_max_iterations = 2000;
+  const RegularizationWeights w{0.4, 0.0};
+  Matrix Xs = X0, Xd = X0;
+  Summary ss = solve(sparse, *loss, w, o, Xs);
+  Summary sd = solve(dense, *loss, w, o, Xd);
+  ASSERT_EQ(ss.trace.size(), sd.trace.size());
+  for (std::size_t k = 0; k < ss.trace.size(); ++k)
+    EXPECT_NEAR(ss.trace[k].objective, sd.trace[k].objective, 1e-8 * std::abs(sd.trace[k].objective));
   EXPECT_LE((Xs - Xd).norm(), 1e-7 * Xd.norm());
 }
 

@@ -12,6 +12,7 @@
 #include "sdprl/plugin_host.h"
 #include "sdprl/regularizer.h"
 #include "sdprl/terms/dense_terms.h"
+#include "sdprl/terms/distance_terms.h"
 #include "sdprl/terms/entry_terms.h"
 
 namespace sdprl::testing_support {
@@ -78,6 +79,43 @@ inline std::shared_ptr<DenseTerms> dense_terms(const EntryData& d) {
     Q.push_back(q);
   }
   return std::make_shared<DenseTerms>(d.n, Q, d.targets);
+}
+
+// m random distance terms (i != j) with targets of squared distances of a random 2-D embedding plus
+// a few large outliers.
+inline EntryData random_pairs(Index n, Index m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> idx(0, static_cast<int>(n) - 1);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd V(n, 2);
+  for (Index i = 0; i < n; ++i) V(i, 0) = normal(rng), V(i, 1) = normal(rng);
+  EntryData d;
+  d.n = n;
+  d.targets.resize(m);
+  for (Index k = 0; k < m; ++k) {
+    int i = idx(rng), j = idx(rng);
+    while (j == i) j = idx(rng);
+    d.rows.push_back(i);
+    d.cols.push_back(j);
+    d.targets[k] = (V.row(i) - V.row(j)).squaredNorm() + (k % 7 == 0 ? 8.0 * std::abs(normal(rng)) : 0.1 * normal(rng));
+  }
+  return d;
+}
+
+inline std::shared_ptr<DistanceTerms> distance_terms(const EntryData& d) {
+  return std::make_shared<DistanceTerms>(d.n, d.rows, d.cols, d.targets);
+}
+
+// The same pairs as dense matrices Q = (e_i - e_j)(e_i - e_j)^T.
+inline std::vector<Eigen::MatrixXd> distance_matrices(const EntryData& d) {
+  std::vector<Eigen::MatrixXd> Q;
+  for (std::size_t k = 0; k < d.rows.size(); ++k) {
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(d.n);
+    e[d.rows[k]] = 1.0;
+    e[d.cols[k]] = -1.0;
+    Q.push_back(e * e.transpose());
+  }
+  return Q;
 }
 
 // General dense terms: random non-symmetric Q (indefinite sym part).

@@ -22,6 +22,8 @@ TEST(TestingHelpers, AcceptShippedLossesAndTerms) {
   }
   EXPECT_EQ(sdprl::testing::check_constraint_set(*entry_terms(d), Q), "");
   EXPECT_EQ(sdprl::testing::check_constraint_set(*dense_terms(d), Q), "");
+  EntryData p = random_pairs(8, 25, 4);
+  EXPECT_EQ(sdprl::testing::check_constraint_set(*distance_terms(p), distance_matrices(p)), "");
 }
 
 class WrongDerivative final : public Loss {

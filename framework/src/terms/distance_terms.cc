@@ -1,0 +1,189 @@
+// Distance terms Q = (e_i - e_j)(e_i - e_j)^T (see sdprl/terms/distance_terms.h for the algebra).
+#include "sdprl/terms/distance_terms.h"
+
+#include <cmath>
+#include <string>
+
+#include "sdprl/error.h"
+
+namespace sdprl {
+namespace {
+
+class DistanceLinearization final : public TermLinearization {
+ public:
+  DistanceLinearization(const DistanceTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
+    const Index n = terms.dimension(), m = terms.size();
+    const auto& rows = terms.rows();
+    const auto& cols = terms.cols();
+    if (mode_ == SplitMode::kRowSplit) {
+      // Half-terms in CSR order by the row they touch; each term has one on each endpoint.
+      row_ptr_.assign(n + 1, 0);
+      for (Index k = 0; k < m; ++k) ++row_ptr_[rows[k] + 1], ++row_ptr_[cols[k] + 1];
+      for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
+      partner_.resize(2 * m);
+      term_.resize(2 * m);
+      std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
+      for (Index k = 0; k < m; ++k) {
+        Index p = fill[rows[k]]++;
+        partner_[p] = cols[k], term_[p] = static_cast<std::int32_t>(k);
+        p = fill[cols[k]]++;
+        partner_[p] = rows[k], term_[p] = static_cast<std::int32_t>(k);
+      }
+      scale_.resize(2 * m);
+      b_.resize(2 * m);
+    } else {
+      scale_.resize(m);
+      b_.resize(m);
+    }
+    curvature_.resize(n);
+  }
+
+  void update(const Matrix& X, const Vector& w, const Vector& r) override {
+    X_ = X;
+    w_ = w;
+    curvature_.setZero();
+    if (mode_ == SplitMode::kRowSplit) {
+      for (Index i = 0; i < terms_.dimension(); ++i) {
+        double d = 0.0;
+        for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
+          const Index k = term_[p];
+          scale_[p] = w[k];
+          b_[p] = 0.25 * w[k] * r[k];
+          d += 2.0 * w[k];  // ||d_i - d_j||^2 <= 2||d_i||^2 + 2||d_j||^2
+        }
+        curvature_[i] = d;
+      }
+    } else {
+      const auto& rows = terms_.rows();
+      const auto& cols = terms_.cols();
+      for (Index k = 0; k < terms_.size(); ++k) {
+        scale_[k] = w[k];
+        b_[k] = 0.5 * w[k] * r[k];
+        curvature_[rows[k]] += w[k];
+        curvature_[cols[k]] += w[k];
+      }
+    }
+  }
+
+  Index size() const override { return b_.size(); }
+  const Vector& offsets() const override { return b_; }
+
+  void apply(const Matrix& D, Vector& out) const override {
+    out.resize(size());
+    if (mode_ == SplitMode::kRowSplit) {
+      for (Index i = 0; i < terms_.dimension(); ++i)
+        for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p)
+          out[p] = scale_[p] * D.row(i).dot(X_.row(i) - X_.row(partner_[p]));
+    } else {
+      const auto& rows = terms_.rows();
+      const auto& cols = terms_.cols();
+      for (Index k = 0; k < size(); ++k) {
+        const Index i = rows[k], j = cols[k];
+        out[k] = scale_[k] * (D.row(i) - D.row(j)).dot(X_.row(i) - X_.row(j));
+      }
+    }
+  }
+
+  void apply_adjoint(const Vector& y, Matrix& out) const override {
+    out.setZero(X_.rows(), X_.cols());
+    if (mode_ == SplitMode::kRowSplit) {
+      for (Index i = 0; i < terms_.dimension(); ++i)
+        for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p)
+          out.row(i).noalias() += (y[p] * scale_[p]) * (X_.row(i) - X_.row(partner_[p]));
+    } else {
+      const auto& rows = terms_.rows();
+      const auto& cols = terms_.cols();
+      for (Index k = 0; k < size(); ++k) {
+        const Index i = rows[k], j = cols[k];
+        const Eigen::RowVectorXd g = (y[k] * scale_[k]) * (X_.row(i) - X_.row(j));
+        out.row(i) += g;
+        out.row(j) -= g;
+      }
+    }
+  }
+
+  void apply_curvature(const Matrix& D, Matrix& out) const override {
+    if (mode_ == SplitMode::kRowSplit) {
+      out = curvature_.asDiagonal() * D;
+      return;
+    }
+    // The weighted Laplacian sum w (e_i - e_j)(e_i - e_j)^T applied term by term.
+    out.setZero(D.rows(), D.cols());
+    const auto& rows = terms_.rows();
+    const auto& cols = terms_.cols();
+    for (Index k = 0; k < terms_.size(); ++k) {
+      const Index i = rows[k], j = cols[k];
+      const Eigen::RowVectorXd g = scale_[k] * (D.row(i) - D.row(j));
+      out.row(i) += g;
+      out.row(j) -= g;
+    }
+  }
+  bool curvature_is_diagonal() const override { return mode_ == SplitMode::kRowSplit; }
+  void curvature_diagonal(Vector& d) const override { d = curvature_; }
+  bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
+
+  void gram_row_blocks(Matrix& blocks) const override {
+    const Index n = terms_.dimension(), r = X_.cols();
+    blocks.setZero(n * r, r);
+    const auto& rows = terms_.rows();
+    const auto& cols = terms_.cols();
+    // Both modes: P has row i equal to +-w u and row j equal to -+w u, u = x_i - x_j.
+    for (Index k = 0; k < terms_.size(); ++k) {
+      const Index i = rows[k], j = cols[k];
+      const double w = w_[k];
+      const Eigen::RowVectorXd u = X_.row(i) - X_.row(j);
+      const Eigen::MatrixXd uu = (w * w) * (u.transpose() * u);
+      blocks.middleRows(i * r, r) += uu;
+      blocks.middleRows(j * r, r) += uu;
+    }
+  }
+
+ private:
+  const DistanceTerms& terms_;
+  SplitMode mode_;
+  std::vector<Index> row_ptr_;
+  std::vector<std::int32_t> partner_, term_;
+  Vector scale_, b_, curvature_, w_;
+  Matrix X_;
+};
+
+}  // namespace
+
+DistanceTerms::DistanceTerms(Index n, std::vector<std::int32_t> rows, std::vector<std::int32_t> cols, Vector targets)
+    : n_(n), rows_(std::move(rows)), cols_(std::move(cols)), targets_(std::move(targets)) {
+  if (n <= 0) throw Error("", "distance terms: dimension must be positive, got " + std::to_string(n));
+  if (rows_.size() != cols_.size() || static_cast<Index>(rows_.size()) != targets_.size())
+    throw Error("", "distance terms: rows, cols and targets differ in length");
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (rows_[k] < 0 || rows_[k] >= n || cols_[k] < 0 || cols_[k] >= n)
+      throw Error("", "distance term " + std::to_string(k) + ": index (" + std::to_string(rows_[k]) + ", " +
+                          std::to_string(cols_[k]) + ") outside [0, " + std::to_string(n) + ")");
+    if (rows_[k] == cols_[k])
+      throw Error("", "distance term " + std::to_string(k) + ": i = j = " + std::to_string(rows_[k]) +
+                          " gives Q = 0 (a distance needs two different points)");
+    if (!std::isfinite(targets_[static_cast<Index>(k)]))
+      throw Error("", "distance term " + std::to_string(k) + ": target is not finite");
+  }
+}
+
+DistanceTerms::~DistanceTerms() = default;
+
+void DistanceTerms::evaluate(const Matrix& X, Vector& values) const {
+  values.resize(size());
+  for (Index k = 0; k < size(); ++k) values[k] = (X.row(rows_[k]) - X.row(cols_[k])).squaredNorm();
+}
+
+void DistanceTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const {
+  out.setZero(V.rows(), V.cols());
+  for (Index k = 0; k < size(); ++k) {
+    const Eigen::RowVectorXd g = y[k] * (V.row(rows_[k]) - V.row(cols_[k]));
+    out.row(rows_[k]) += g;
+    out.row(cols_[k]) -= g;
+  }
+}
+
+std::unique_ptr<TermLinearization> DistanceTerms::make_linearization(SplitMode mode) const {
+  return std::make_unique<DistanceLinearization>(*this, mode);
+}
+
+}  // namespace sdprl
