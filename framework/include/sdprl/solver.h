@@ -63,6 +63,10 @@ struct SolverOptions {
   double time_limit = 0.0;           // seconds; 0 = none
   InitKind init = InitKind::kSpectral;
   double init_scale = 1.0;           // standard deviation of the Gaussian start
+  // Before a nonconvex loss, first solve the l1 problem (convex in Z) from the start above and
+  // continue from its solution: concave losses give small weight to residuals that are large at
+  // the start, so a poor start can be kept as "outliers" for ever; the l1 solution fixes that.
+  bool l1_warm_start = false;
   std::uint64_t seed = 1;            // for the Gaussian start
   bool verbose = true;               // print the iteration table on stderr
   int print_every = 1;               // print every k-th MM iteration (the first and last always)
@@ -102,6 +106,7 @@ struct Summary {
   double rho = 0.0;
   RegularizationWeights weights;
   SolverType solver = SolverType::kMm;  // the algorithm that ran
+  int warm_start_iterations = 0;        // MM iterations of the l1 warm start (l1_warm_start)
   int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3)

@@ -43,6 +43,15 @@ void print_row(const TraceRow& t) {
                t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
 }
 
+// The l1 loss of the warm start (the framework knows no loss plugin by name; this one is the
+// mathematics of the convex problem, not a plugin).
+class L1 final : public Loss {
+ public:
+  std::string name() const override { return "l1 (warm start)"; }
+  double value(double a) const override { return a; }
+  double derivative(double) const override { return 1.0; }
+};
+
 }  // namespace
 
 const char* to_string(InitKind kind) {
@@ -190,7 +199,20 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   summary.rho = automatic_rho(loss, options.admm);
 
   initialize(model, options, rank, X);
+  int warm_iterations = 0;
+  if (options.l1_warm_start && type == SolverType::kMm) {
+    // The l1 problem from the same start; its solution is the start of the requested loss.
+    const L1 l1;
+    SolverOptions warm = options;
+    warm.l1_warm_start = false;
+    warm.init = InitKind::kGiven;
+    warm.type = SolverType::kMm;
+    const Summary ws = solve(model, l1, weights, warm, X, {});
+    if (!ws.usable()) return ws;
+    warm_iterations = ws.mm_iterations;
+  }
   summary.init_time = seconds_since(t0);
+  summary.warm_start_iterations = warm_iterations;
   if (type == SolverType::kLbfgs) {
     Summary smooth_summary = smooth::solve_lbfgs(model, loss, weights, options, X, callback);
     smooth_summary.init_time = summary.init_time;

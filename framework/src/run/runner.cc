@@ -40,6 +40,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
     t.fail("init_file", "init_file is used only with init = \"file\"");
   }
   o.init_scale = t.number("init_scale", o.init_scale, NumberRule::positive());
+  o.l1_warm_start = t.boolean("l1_warm_start", o.l1_warm_start);
   o.seed = static_cast<std::uint64_t>(t.integer("seed", 1, NumberRule::non_negative()));
   o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
   const ConfigTable a = t.table("admm");
@@ -76,6 +77,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["split_terms"] = s.split_terms;
   j["rho"] = number(s.rho);
   j["mm_iterations"] = s.mm_iterations;
+  j["warm_start_iterations"] = s.warm_start_iterations;
   j["admm_iterations"] = s.admm_iterations;
   j["monotonicity_violations"] = s.monotonicity_violations;
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
