@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sdprl/constraint.h"
 #include "sdprl/constraint_set.h"
 #include "sdprl/export.h"
 #include "sdprl/regularizer.h"
@@ -34,6 +35,7 @@ struct Model {
   std::string application;                       // the plugin that built it
   std::shared_ptr<const ConstraintSet> terms;    // required
   std::shared_ptr<const Regularizer> quadratic;  // the A of (gamma/2)<X, A X>; null means A = 0
+  std::shared_ptr<const ConvexConstraint> constraint;  // X in K (e.g. X >= 0); null: none
   double default_gamma = 0.0;                    // gamma when the TOML does not set it
   double default_lambda = 1.0;                   // lambda when the TOML does not set it
   Index default_rank = 0;                        // rank when the TOML does not set it (0: none)

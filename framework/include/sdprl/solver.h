@@ -51,6 +51,7 @@ struct AdmmOptions {
   SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (algorithm.md section 3)
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
   int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
+  double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
 };
 
 struct SolverOptions {

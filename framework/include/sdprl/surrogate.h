@@ -56,8 +56,8 @@ class SDPRL_API Surrogate {
 
   // H(D); `PD` may pass P(D) when the caller has it (saves a pass over the terms).
   double value(const Matrix& D, const Vector* PD = nullptr) const;
-  // D(nu) for |nu_h| <= 2.
-  double dual(const Vector& nu) const;
+  // D(nu) for |nu_h| <= 2; with a constraint, D(nu, mu) (see sdprl/constraint.h).
+  double dual(const Vector& nu, const Matrix* mu = nullptr) const;
 
   // True when B is diagonal (then B^{-1} is exact and cheap).
   bool b_is_diagonal() const { return b_diagonal_; }
@@ -91,6 +91,9 @@ class SDPRL_API Surrogate {
 // The ADMM state carried across MM steps (warm start, algorithm.md section 3).
 struct AdmmState {
   Matrix D;    // Xt, n x r
+  Matrix step; // the step the MM takes: D, or Y - X_k (feasible) under a constraint
+  Matrix Y;    // constraint split: Y = X_k + D projected onto K
+  Matrix mu;   // its multiplier (in the polar cone of K)
   Vector e;    // split variables
   Vector nu;   // multipliers, |nu| <= 2
   Vector PD;   // P(D) of the last iteration
@@ -115,6 +118,8 @@ class SDPRL_API Admm {
 
   // True when the Xt-step is n independent r x r solves (row-split, diagonal B).
   bool direct() const { return direct_; }
+  // The constraint split's penalty (0 without a constraint).
+  double constraint_rho() const { return rho_k_; }
 
  private:
   void solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations);
@@ -123,13 +128,15 @@ class SDPRL_API Admm {
 
   const Surrogate& s_;
   double rho_;
+  double rho_k_ = 0.0;  // penalty of the constraint split X_k + D - Y = 0
+  const ConvexConstraint* constraint_ = nullptr;
   AdmmOptions options_;
   bool direct_ = false;
   std::vector<Eigen::LLT<Eigen::MatrixXd>> blocks_;  // per-row factors of the Xt-step
   std::vector<char> zero_row_;                        // rows with no curvature and no terms
   // scratch
   Vector y_, tmp_;
-  Matrix rhs_, work_, work2_;
+  Matrix rhs_, work_, work2_, gram_;
 };
 
 }  // namespace sdprl

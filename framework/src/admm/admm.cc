@@ -8,7 +8,7 @@
 namespace sdprl {
 
 Admm::Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options)
-    : s_(surrogate), rho_(rho), options_(options) {}
+    : s_(surrogate), rho_(rho), constraint_(surrogate.model().constraint.get()), options_(options) {}
 
 Admm::~Admm() = default;
 
@@ -18,16 +18,21 @@ void Admm::prepare() {
   // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
   // majoriser, no A-curvature); otherwise the same blocks precondition CG.
   direct_ = lin.rows_decoupled() && s_.b_is_diagonal();
-  Matrix gram;
-  lin.gram_row_blocks(gram);
+  lin.gram_row_blocks(gram_);  // a member: n r^2 doubles, kept to avoid re-faulting every MM step
+  const Matrix& gram = gram_;
   blocks_.resize(n);
   zero_row_.assign(n, 0);
   const Vector& bd = s_.b_diagonal();
+  if (constraint_) {
+    // The constraint split's penalty: the mean diagonal of 2B, so that both parts of the
+    // Xt-step's matrix have the same scale (or the user's admm.rho_constraint).
+    rho_k_ = options_.rho_constraint > 0.0 ? options_.rho_constraint : std::max(2.0 * bd.mean(), 1e-8);
+  }
   Eigen::MatrixXd K(r, r);
   for (Index i = 0; i < n; ++i) {
     // Row block of 2 B + rho P*P.
     K = rho_ * gram.middleRows(i * r, r);
-    K.diagonal().array() += 2.0 * bd[i];
+    K.diagonal().array() += 2.0 * bd[i] + rho_k_;
     if (K.cwiseAbs().maxCoeff() == 0.0) {
       zero_row_[i] = 1;  // no term touches row i and no regularizer: x_i does not enter F
       continue;
@@ -46,6 +51,7 @@ void Admm::reset_if_needed(AdmmState& state) const {
   if (state.D.rows() != n || state.D.cols() != r) state.D.setZero(n, r);
   if (state.e.size() != h) state.e.setZero(h);
   if (state.nu.size() != h) state.nu.setZero(h);
+  if (constraint_ && (state.mu.rows() != n || state.mu.cols() != r)) state.mu.setZero(n, r);
 }
 
 void Admm::apply_system(const Matrix& D, Matrix& out) const {
@@ -57,6 +63,7 @@ void Admm::apply_system(const Matrix& D, Matrix& out) const {
   s_.apply_B(D, out);
   out *= 2.0;
   out.noalias() += rho_ * adj;
+  if (rho_k_ > 0.0) out.noalias() += rho_k_ * D;
 }
 
 void Admm::apply_preconditioner(const Matrix& R, Matrix& out) const {
@@ -91,6 +98,11 @@ void Admm::iterate(AdmmState& st, double eps) {
   y_ = st.nu + rho_ * (b - st.e);
   lin.apply_adjoint(y_, work_);
   rhs_ = -s_.G() - work_;
+  if (constraint_) {
+    // ... - mu - rho_k (X_k - Y): the constraint split X_k + D - Y = 0 (sdprl/constraint.h).
+    if (st.Y.rows() != rhs_.rows()) st.Y = s_.center();
+    rhs_ -= st.mu + rho_k_ * (s_.center() - st.Y);
+  }
   solve_xt(rhs_, st.D, eps, &st.cg_iterations);
   // e-step and nu-step, elementwise.
   lin.apply(st.D, st.PD);
@@ -103,8 +115,24 @@ void Admm::iterate(AdmmState& st, double eps) {
     st.e[k] = e;
     st.nu[k] += rho_ * (v - e);
   }
-  st.primal = s_.value(st.D, &st.PD);
-  st.dual = s_.dual(st.nu);
+  if (constraint_) {
+    // Y-step: projection; mu-step: stays in the polar cone of K (e.g. mu <= 0 for X >= 0).
+    // With Z = X_k + D + mu/rho_k: Y = proj_K(Z) and mu + rho_k (X_k + D - Y) = rho_k (Z - Y).
+    // The second form is exact in floating point for a cone (Z - max(0, Z) = min(0, Z) <= 0),
+    // where the first can leave mu = +1e-17 and make sigma_K(mu) infinite.
+    work2_ = s_.center() + st.D + st.mu / rho_k_;
+    st.Y = work2_;
+    constraint_->project(st.Y);
+    st.mu = rho_k_ * (work2_ - st.Y);
+    // The primal value at the feasible point Y, so that the gap bounds the true suboptimality.
+    st.step = st.Y - s_.center();
+    st.primal = s_.value(st.step);
+    st.dual = s_.dual(st.nu, &st.mu);
+  } else {
+    st.step = st.D;
+    st.primal = s_.value(st.D, &st.PD);
+    st.dual = s_.dual(st.nu);
+  }
   st.gap = st.primal - st.dual;
 }
 

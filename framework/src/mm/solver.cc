@@ -130,6 +130,7 @@ bool SolverOptions::is_valid(std::string* error) const {
   if (!(admm.b0 > 0.0)) return bad("solver.admm.b0", admm.b0, "must be > 0");
   if (!(admm.c0 >= 0.0)) return bad("solver.admm.c0", admm.c0, "must be > 0 (or 0 for automatic)");
   if (!(admm.min_tolerance > 0.0)) return bad("solver.admm.min_tolerance", admm.min_tolerance, "must be > 0");
+  if (!(admm.rho_constraint >= 0.0)) return bad("solver.admm.rho_constraint", admm.rho_constraint, "must be > 0 (or 0 for automatic)");
   if (!(admm.cg_tolerance > 0.0 && admm.cg_tolerance < 1.0))
     return bad("solver.admm.cg_tolerance", admm.cg_tolerance, "must be in (0, 1)");
   if (admm.cg_max_iterations < 1) return bad("solver.admm.cg_max_iterations", admm.cg_max_iterations, "must be >= 1");
@@ -180,6 +181,9 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   const bool smooth = loss.derivative(0.0) == 0.0;
   if (type == SolverType::kAuto) type = smooth ? SolverType::kLbfgs : SolverType::kMm;
   if (type == SolverType::kMm) check_loss_for_mm(loss);
+  if (type == SolverType::kLbfgs && model.constraint)
+    throw Error("solver.type", "the L-BFGS solver does not handle the constraint '" + model.constraint->name() +
+                                   "' of this model; use a loss for the MM solver");
   if (type == SolverType::kLbfgs && !smooth)
     throw Error("solver.type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss.name() +
                                    "' has phi'(0) = " + std::to_string(loss.derivative(0.0)) + ": use type = \"mm\"");
@@ -199,6 +203,8 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   summary.rho = automatic_rho(loss, options.admm);
 
   initialize(model, options, rank, X);
+  // Every iterate lies in K: the start is projected onto it.
+  if (model.constraint) model.constraint->project(X);
   int warm_iterations = 0;
   if (options.l1_warm_start && type == SolverType::kMm) {
     // The l1 problem from the same start; its solution is the start of the requested loss.
@@ -249,7 +255,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
     const int inner = admm.run(state, eps);
     summary.admm_iterations += inner;
 
-    X_next = X + state.D;
+    X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
     surrogate.update(X_next);
     const double f_next = surrogate.center_objective();
     TraceRow row;

@@ -102,13 +102,19 @@ double Surrogate::value(const Matrix& D, const Vector* PD) const {
          2.0 * (*PD + lin_->offsets()).cwiseAbs().sum() + c_;
 }
 
-double Surrogate::dual(const Vector& nu) const {
-  // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3).
+double Surrogate::dual(const Vector& nu, const Matrix* mu) const {
+  // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3);
+  // with a constraint: + <mu, X_k> - sigma_K(mu), and M gains mu (sdprl/constraint.h).
   Matrix M, Y;
   lin_->apply_adjoint(nu, M);
   M += G_;
+  double extra = 0.0;
+  if (mu && model_.constraint) {
+    M += *mu;
+    extra = mu->cwiseProduct(Xk_).sum() - model_.constraint->support(*mu);
+  }
   solve_B(M, Y);
-  return c_ + nu.dot(lin_->offsets()) - 0.25 * M.cwiseProduct(Y).sum();
+  return c_ + nu.dot(lin_->offsets()) + extra - 0.25 * M.cwiseProduct(Y).sum();
 }
 
 }  // namespace sdprl

@@ -1,0 +1,39 @@
+// Convex constraints on the factor, X in K (algorithm.md section 1: the optional iota_K(X)), e.g.
+// X >= 0 for symmetric NMF, which the paper's eq. (snmf2) silently drops.
+//
+// The solver keeps every iterate in K: the ADMM of one MM step splits once more, Y = X_k + D with
+// Y in K (algorithm.md section 3), and the next iterate is Y. Its dual gains the multiplier mu of
+// X_k + D - Y = 0:
+//   D(nu, mu) = c + <nu, b> + <mu, X_k> - sigma_K(mu) - (1/4) <M, B^{-1} M>,  M = G + P*(nu) + mu,
+// with sigma_K the support function of K (for a cone: 0 on the polar cone, +inf elsewhere; for
+// K = {Y >= 0} that is mu <= 0). The ADMM's mu-step keeps mu in the polar cone automatically, so the
+// gap H(Y - X_k) - D(nu, mu), measured at the feasible point Y, stays a valid stopping rule.
+#pragma once
+
+#include <string>
+
+#include "sdprl/export.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+class SDPRL_API ConvexConstraint {
+ public:
+  virtual ~ConvexConstraint();
+  virtual std::string name() const = 0;
+  // Y <- its Euclidean projection onto K.
+  virtual void project(Matrix& Y) const = 0;
+  // sigma_K(mu) = sup over Y in K of <mu, Y> (may be +infinity).
+  virtual double support(const Matrix& mu) const = 0;
+};
+
+// K = {X : X_ij >= 0}. Projection: max(0, X); support: 0 when mu <= 0 (the polar cone), else +inf.
+class SDPRL_API Nonnegative final : public ConvexConstraint {
+ public:
+  ~Nonnegative() override;
+  std::string name() const override { return "nonnegative"; }
+  void project(Matrix& Y) const override;
+  double support(const Matrix& mu) const override;
+};
+
+}  // namespace sdprl
