@@ -282,14 +282,15 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
     summary.trace.push_back(row);
     if (options.verbose && (k == 1 || k % options.print_every == 0)) print_row(row);
 
-    small_steps = row.relative_change < options.relative_tolerance ? small_steps + 1 : 0;
-    if (small_steps >= options.consecutive && k >= options.min_mm_iterations) {
-      summary.status = SolverStatus::kConverged;
-      break;
-    }
+    // The callback sees every MM iterate, the last one included.
     if (callback && !callback(row, X)) {
       summary.status = SolverStatus::kInterrupted;
       summary.message = "stopped by the caller";
+      break;
+    }
+    small_steps = row.relative_change < options.relative_tolerance ? small_steps + 1 : 0;
+    if (small_steps >= options.consecutive && k >= options.min_mm_iterations) {
+      summary.status = SolverStatus::kConverged;
       break;
     }
     if (options.interrupt && options.interrupt->load()) {

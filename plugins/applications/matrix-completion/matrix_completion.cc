@@ -11,147 +11,17 @@
 //   n = INT               the matrix size when the files do not reach the last row
 //   rank = INT            default rank of the factor (synthetic: its rank; files: 5)
 // Metrics: test_rmse and validation_rmse (when those sets exist), observed (count).
-#include <algorithm>
-#include <cmath>
-#include <string>
-
-#include "sdprl/error.h"
-#include "sdprl/io/matrix_market.h"
+#include "completion.h"
 #include "sdprl/plugin.h"
-#include "sdprl/terms/entry_terms.h"
-#include "synthetic.h"
 
 namespace sdprl::mc {
 namespace {
 
-double rmse(const EntrySet& set, const Matrix& X) {
-  if (set.rows.empty()) return std::nan("");
-  double sum = 0.0;
-  for (std::size_t k = 0; k < set.rows.size(); ++k) {
-    const double e = X.row(set.rows[k]).dot(X.row(set.cols[k])) - set.values[k];
-    sum += e * e;
-  }
-  return std::sqrt(sum / static_cast<double>(set.rows.size()));
-}
-
-class CompletionEvaluator final : public Evaluator {
- public:
-  CompletionEvaluator(EntrySet validation, EntrySet test, std::size_t observed)
-      : validation_(std::move(validation)), test_(std::move(test)), observed_(observed) {}
-  std::vector<Metric> evaluate(const Matrix& X) const override {
-    std::vector<Metric> out;
-    if (!test_.rows.empty()) out.push_back({"test_rmse", rmse(test_, X)});
-    if (!validation_.rows.empty()) out.push_back({"validation_rmse", rmse(validation_, X)});
-    return out;
-  }
-  bool has_validation() const override { return !validation_.rows.empty(); }
-  double validation_error(const Matrix& X) const override { return rmse(validation_, X); }
-
- private:
-  EntrySet validation_, test_;
-  std::size_t observed_;
-};
-
-io::CoordinateMatrix read_entries(const std::filesystem::path& file) {
-  const std::string ext = file.extension().string();
-  if (ext == ".csv" || ext == ".txt") return io::read_csv_triplets(file, 1);
-  return io::read_matrix_market_coordinate(file);
-}
-
-// Expands a file's entries into an EntrySet (mirroring a symmetric MatrixMarket file) and rejects
-// entries outside n x n and duplicates, naming the file and line.
-EntrySet to_entries(const io::CoordinateMatrix& mat, const std::filesystem::path& file, std::int64_t n,
-                    bool reject_duplicates) {
-  EntrySet set;
-  struct Seen { std::int64_t i, j; long line; };
-  std::vector<Seen> seen;
-  for (const io::Triplet& t : mat.entries) {
-    if (t.row >= n || t.col >= n)
-      throw Error(format_location(file.string(), t.line),
-                  "entry (" + std::to_string(t.row + 1) + ", " + std::to_string(t.col + 1) +
-                      ") outside the " + std::to_string(n) + " x " + std::to_string(n) + " matrix");
-    auto push = [&](std::int64_t i, std::int64_t j) {
-      set.rows.push_back(static_cast<std::int32_t>(i));
-      set.cols.push_back(static_cast<std::int32_t>(j));
-      set.values.push_back(t.value);
-      seen.push_back({i, j, t.line});
-    };
-    push(t.row, t.col);
-    if (mat.symmetric && t.row != t.col) push(t.col, t.row);
-  }
-  if (reject_duplicates) {
-    std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) {
-      return a.i != b.i ? a.i < b.i : (a.j != b.j ? a.j < b.j : a.line < b.line);
-    });
-    for (std::size_t k = 1; k < seen.size(); ++k)
-      if (seen[k].i == seen[k - 1].i && seen[k].j == seen[k - 1].j)
-        throw Error(format_location(file.string(), seen[k].line),
-                    "duplicate observation of entry (" + std::to_string(seen[k].i + 1) + ", " +
-                        std::to_string(seen[k].j + 1) + "), first given on line " +
-                        std::to_string(seen[k - 1].line));
-  }
-  return set;
-}
-
 class MatrixCompletion final : public Application {
  public:
   std::string name() const override { return "matrix-completion"; }
-
   Model build(const ConfigTable& table, const BuildContext& context) const override {
-    const bool synthetic = table.contains("synthetic");
-    const bool files = table.contains("observations");
-    if (synthetic == files)
-      table.fail("", "give exactly one of 'synthetic = { ... }' or 'observations = \"FILE\"'");
-    Model model;
-    model.application = name();
-    EntrySet observed, validation, test;
-    std::int64_t n = 0;
-    if (synthetic) {
-      const ConfigTable s = table.table("synthetic");
-      SyntheticSpec spec;
-      spec.m = s.integer("m", spec.m, NumberRule::at_least(2));
-      spec.rank = s.integer("rank", spec.rank, NumberRule::closed(1, static_cast<double>(spec.m)));
-      spec.s = s.number("s", spec.s, NumberRule::positive());
-      spec.outlier_fraction = s.number("outlier_fraction", spec.outlier_fraction, NumberRule::closed(0, 1));
-      spec.outlier_magnitude = s.number("outlier_magnitude", spec.outlier_magnitude, NumberRule::non_negative());
-      spec.noise_variance = s.number("noise_variance", spec.noise_variance, NumberRule::non_negative());
-      spec.symmetric = s.string("sampling", "independent", {"independent", "symmetric"}) == "symmetric";
-      spec.seed = static_cast<std::uint64_t>(s.integer("seed", static_cast<std::int64_t>(context.seed), NumberRule::non_negative()));
-      spec.eval_samples = s.integer("eval_samples", spec.eval_samples, NumberRule::at_least(1));
-      if (spec.m > 2000000000) s.fail("m", "must be below 2^31");
-      SyntheticInstance inst = generate(spec);
-      n = spec.m;
-      observed = std::move(inst.observed);
-      validation = std::move(inst.validation);
-      test = std::move(inst.test);
-      model.default_rank = spec.rank;
-      model.facts.push_back({"sampling_probability", inst.sampling_probability});
-      model.facts.push_back({"outliers", static_cast<double>(inst.outliers)});
-    } else {
-      const auto obs_file = *table.file("observations");
-      io::CoordinateMatrix obs = read_entries(obs_file);
-      std::int64_t declared = table.integer("n", 0, NumberRule::non_negative());
-      n = std::max(obs.rows, obs.cols);
-      if (obs.rows != obs.cols && declared == 0)
-        throw Error(obs_file.string(), "PSD matrix completion needs a square matrix, the file declares " +
-                                           std::to_string(obs.rows) + " x " + std::to_string(obs.cols));
-      if (declared > 0) {
-        if (declared < n) table.fail("n", "n = " + std::to_string(declared) + " is smaller than the data's " + std::to_string(n));
-        n = declared;
-      }
-      observed = to_entries(obs, obs_file, n, true);
-      if (observed.rows.empty()) throw Error(obs_file.string(), "no observations");
-      if (auto f = table.file("validation")) validation = to_entries(read_entries(*f), *f, n, false);
-      if (auto f = table.file("test")) test = to_entries(read_entries(*f), *f, n, false);
-      model.default_rank = table.integer("rank", 5, NumberRule::at_least(1));
-    }
-    if (synthetic) model.default_rank = table.integer("rank", model.default_rank, NumberRule::at_least(1));
-    model.facts.insert(model.facts.begin(), {{"n", static_cast<double>(n)},
-                                             {"observed", static_cast<double>(observed.rows.size())}});
-    Vector targets = Eigen::Map<const Vector>(observed.values.data(), static_cast<Index>(observed.values.size()));
-    model.terms = std::make_shared<EntryTerms>(n, std::move(observed.rows), std::move(observed.cols), std::move(targets));
-    model.evaluator = std::make_shared<CompletionEvaluator>(std::move(validation), std::move(test), model.terms->size());
-    return model;
+    return build_completion(table, context, CompletionDefaults{});
   }
 };
 

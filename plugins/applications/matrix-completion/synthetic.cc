@@ -11,9 +11,14 @@ SyntheticInstance generate(const SyntheticSpec& spec) {
   const std::int64_t m = spec.m, k = spec.rank;
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  out.V.resize(m, k);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < k; ++j) out.V(i, j) = normal(rng);
+  std::exponential_distribution<double> exponential(1.0);
+  if (spec.given_factor) {
+    out.V = *spec.given_factor;
+  } else {
+    out.V.resize(m, k);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < k; ++j) out.V(i, j) = spec.exponential_factor ? exponential(rng) : normal(rng);
+  }
 
   const double p = std::min(1.0, spec.s * static_cast<double>(k) * std::log(static_cast<double>(m)) / m);
   out.sampling_probability = p;
@@ -22,7 +27,7 @@ SyntheticInstance generate(const SyntheticSpec& spec) {
   auto value_at = [&](std::int64_t i, std::int64_t j) {
     double v = out.V.row(i).dot(out.V.row(j)) + noise_sd * normal(rng);
     if (uniform(rng) < spec.outlier_fraction) {
-      v += uniform(rng) < 0.5 ? spec.outlier_magnitude : -spec.outlier_magnitude;
+      v += spec.positive_outliers || uniform(rng) < 0.5 ? spec.outlier_magnitude : -spec.outlier_magnitude;
       ++out.outliers;
     }
     return v;

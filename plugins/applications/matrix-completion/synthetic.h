@@ -3,6 +3,9 @@
 //   N_ij ~ N(0, noise_variance) (variance, not standard deviation: the paper's N(0, 0.1)),
 //   S_ij = +-sigma with probability o (each sign equally likely), else 0;
 // each entry of M' is observed with probability p = s k ln(m) / m.
+// Symmetric NMF variant (factor = exponential, outliers = positive): V_ij ~ Exp(1) and each outlier
+// is +sigma (the paper's "outliers from {0, sigma}"), so M' stays nonnegative; or V given (e.g. the
+// one-hot label matrix of USPS).
 //   sampling = independent (default): N, S non-symmetric, each of the m^2 entries independently;
 //   sampling = symmetric: the upper triangle (diagonal included) is sampled and mirrored.
 // Validation and test sets: the unobserved entries, compared with the clean M. When m^2 <= 10^7
@@ -27,6 +30,9 @@ struct SyntheticSpec {
   bool symmetric = false;
   std::uint64_t seed = 1;
   std::int64_t eval_samples = 1000000;
+  bool exponential_factor = false;   // V_ij ~ Exp(1) instead of N(0, 1)
+  bool positive_outliers = false;    // outliers +sigma only, instead of +-sigma
+  const Matrix* given_factor = nullptr;  // use this V (m x rank) instead of a random one
 };
 
 struct EntrySet {
