@@ -48,13 +48,27 @@ TEST_P(ShippedLoss, SatisfiesTheMmContract) {
   EXPECT_NO_THROW(check_loss_for_mm(*loss));
 }
 
+std::string loss_name(const ::testing::TestParamInfo<const char*>& info) {
+  std::string s = info.param;
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s;
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ShippedLoss, ::testing::Values("l1", "leaky-mcp", "geman", "laplace", "log-sum"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             if (c == '-') c = '_';
-                           return s;
-                         });
+                         loss_name);
+
+// The square loss has its finite-difference check too; it is not an MM loss (see SquareLoss below).
+class SmoothLoss : public ShippedLoss {};
+TEST_P(SmoothLoss, DerivativeMatchesFiniteDifferences) {
+  auto loss = load_loss(GetParam());
+  for (double a = 1e-3; a < 100.0; a *= 1.37) {
+    const double h = 1e-6 * std::max(1.0, a);
+    const double fd = (loss->value(a + h) - loss->value(a - h)) / (2 * h);
+    EXPECT_NEAR(loss->derivative(a), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "a = " << a;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(All, SmoothLoss, ::testing::Values("square"), loss_name);
 
 TEST(LossParameters, AreValidated) {
   PluginHost host({SDPRL_PLUGIN_BUILD_DIR});
