@@ -15,9 +15,15 @@
 
 #include "io/compressed_input.h"
 #include "sdprl/error.h"
+#include "number_parsing.h"
 
 namespace sdprl::io {
 namespace {
+
+using detail::ParseStatus;
+using detail::parse_double;
+using detail::parse_int;
+using detail::quote;
 
 using detail::LineInput;
 
@@ -44,39 +50,6 @@ void split_fields(std::string_view line, std::vector<Field>& fields) {
     while (i < line.size() && !is_space(line[i])) ++i;
     fields.push_back({line.substr(start, i - start), static_cast<long>(start) + 1});
   }
-}
-
-// Quotes a token for a message, shortening very long ones.
-std::string quote(std::string_view s) {
-  constexpr std::size_t kMax = 40;
-  if (s.size() > kMax) return "'" + std::string(s.substr(0, kMax)) + "...'";
-  return "'" + std::string(s) + "'";
-}
-
-// Strict number parsing: the whole token must be consumed. A leading '+' is accepted.
-std::string_view strip_plus(std::string_view s) {
-  if (s.size() >= 2 && s[0] == '+' && s[1] != '-' && s[1] != '+') return s.substr(1);
-  return s;
-}
-
-enum class ParseStatus { ok, invalid, out_of_range };
-
-ParseStatus parse_int(std::string_view s, std::int64_t& out) {
-  s = strip_plus(s);
-  if (s.empty()) return ParseStatus::invalid;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
-  return ParseStatus::ok;
-}
-
-ParseStatus parse_double(std::string_view s, double& out) {
-  s = strip_plus(s);
-  if (s.empty()) return ParseStatus::invalid;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
-  return ParseStatus::ok;
 }
 
 // A finite real number; `what` names it in messages ("label", "value").

@@ -16,10 +16,16 @@
 #include <vector>
 
 #include "sdprl/error.h"
+#include "number_parsing.h"
 #include "sdprl/io/atomic_file.h"
 
 namespace sdprl::io {
 namespace {
+
+using detail::ParseStatus;
+using detail::parse_double;
+using detail::parse_int;
+using detail::quote;
 
 constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int64_t>::max() - 1;
 
@@ -35,13 +41,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Quotes a token for a message, shortening very long ones.
-std::string quote(std::string_view s) {
-  constexpr std::size_t kMax = 40;
-  if (s.size() > kMax) return "'" + std::string(s.substr(0, kMax)) + "...'";
-  return "'" + std::string(s) + "'";
 }
 
 std::string_view trim(std::string_view s, long* offset = nullptr) {
@@ -80,32 +79,6 @@ std::vector<Field> split_csv(std::string_view line) {
     start = comma + 1;
   }
   return fields;
-}
-
-// Strict number parsing: the whole token must be consumed. A leading '+' is accepted.
-std::string_view strip_plus(std::string_view s) {
-  if (s.size() >= 2 && s[0] == '+' && s[1] != '-' && s[1] != '+') return s.substr(1);
-  return s;
-}
-
-enum class ParseStatus { ok, invalid, out_of_range };
-
-ParseStatus parse_int(std::string_view s, std::int64_t& out) {
-  s = strip_plus(s);
-  if (s.empty()) return ParseStatus::invalid;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
-  return ParseStatus::ok;
-}
-
-ParseStatus parse_double(std::string_view s, double& out) {
-  s = strip_plus(s);
-  if (s.empty()) return ParseStatus::invalid;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
-  return ParseStatus::ok;
 }
 
 // Reads a file line by line, counting lines and dropping a trailing '\r' (and a UTF-8 BOM).

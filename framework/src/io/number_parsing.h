@@ -1,0 +1,41 @@
+// Strict token parsing shared by the text readers (MatrixMarket, CSV, LIBSVM): the whole token must
+// be a number, so "1.5x" is an error, not 1.5.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace sdprl::io::detail {
+
+// A token for messages, shortened to 40 characters and quoted.
+inline std::string quote(std::string_view s) {
+  constexpr std::size_t kMax = 40;
+  if (s.size() > kMax) return "'" + std::string(s.substr(0, kMax)) + "...'";
+  return "'" + std::string(s) + "'";
+}
+
+// A leading '+' is accepted (std::from_chars does not).
+inline std::string_view strip_plus(std::string_view s) {
+  if (s.size() >= 2 && s[0] == '+' && s[1] != '-' && s[1] != '+') return s.substr(1);
+  return s;
+}
+
+enum class ParseStatus { ok, invalid, out_of_range };
+
+template <class T>
+ParseStatus parse_number(std::string_view s, T& out) {
+  s = strip_plus(s);
+  if (s.empty()) return ParseStatus::invalid;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
+  if (ec != std::errc() || ptr != s.data() + s.size()) return ParseStatus::invalid;
+  return ParseStatus::ok;
+}
+
+inline ParseStatus parse_int(std::string_view s, std::int64_t& out) { return parse_number(s, out); }
+inline ParseStatus parse_double(std::string_view s, double& out) { return parse_number(s, out); }
+
+}  // namespace sdprl::io::detail
