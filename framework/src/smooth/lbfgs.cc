@@ -5,6 +5,8 @@
 
 #include <LBFGS.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -76,7 +78,12 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   param.past = options.consecutive;
   param.delta = options.relative_tolerance;
   param.max_iterations = options.max_mm_iterations;
-  LBFGSpp::LBFGSSolver<double> solver(param);
+  // Strong Wolfe conditions (Nocedal-Wright line search): LBFGSpp 0.1's default Armijo search
+  // accepts steps with s^T y <= 0 on a nonconvex F, after which the next direction points uphill
+  // and the solve aborts at the start (seen on CMVU).
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  param.max_linesearch = 100;
+  LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
   Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(X.data(), n * r);
   double fx = 0.0;
   if (options.verbose)
@@ -92,10 +99,19 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     s.mm_iterations = iterations;
     if (iterations >= options.max_mm_iterations) s.status = SolverStatus::kIterationLimit;
   } catch (const std::exception& e) {
-    // LBFGSpp ends with an exception when the line search cannot progress: at the attainable
-    // accuracy that is convergence; the best point seen is kept either way.
-    s.message = std::string("L-BFGS stopped: ") + e.what();
+    // LBFGSpp ends with an exception when the line search cannot progress. At the attainable
+    // accuracy (gradient tiny against F) that is convergence; otherwise it is a failure, reported
+    // as such, with the best point seen kept.
     s.mm_iterations = static_cast<int>(s.trace.size());
+    Eigen::VectorXd g(n * r);
+    const double f_best = f(Eigen::Map<const Eigen::VectorXd>(best_X.data(), n * r), g);
+    const double scale = std::max({1.0, std::abs(f_best), best_X.norm()});
+    if (g.norm() > 1e-6 * scale) {
+      s.status = SolverStatus::kNumericalError;
+      s.message = std::string("L-BFGS line search failed (") + e.what() + "), gradient norm " + std::to_string(g.norm());
+    } else {
+      s.message = std::string("L-BFGS stopped at the attainable accuracy: ") + e.what();
+    }
   }
   if (stop) s.status = SolverStatus::kInterrupted;
   if (!std::isfinite(best)) {
