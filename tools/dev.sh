@@ -13,7 +13,7 @@ type=${SDPRL_BUILD_TYPE:-Release}
 # Every build and test dependency is a Debian 12 package; nothing is downloaded otherwise.
 packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-program-options-dev
           libboost-graph-dev libboost-iostreams-dev libeigen3-dev libtomlplusplus-dev libspectra-dev liblbfgspp-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev gzip bzip2)  # the last two: tests compress files
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
