@@ -23,45 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "test_files.h"
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
+using sdprl::testing_support::TempDir;
+using sdprl::testing_support::shell_quote;
+
 const fs::path kExecutable = SDPRL_EXECUTABLE;
 const fs::path kSourceDir = SDPRL_SOURCE_DIR;
 const fs::path kPluginBuildDir = SDPRL_PLUGIN_BUILD_DIR;
-
-// A fresh empty directory (symlinks resolved, so that it compares equal to the paths the program
-// derives from /proc/self/exe), removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    const fs::path base = fs::canonical(fs::temp_directory_path());
-    path_ = base / ("sdprl_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(stamp));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

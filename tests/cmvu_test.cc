@@ -22,9 +22,13 @@
 
 #include "../plugins/applications/cmvu/centered_kernel.h"
 
+#include "test_files.h"
 namespace fs = std::filesystem;
 
 namespace {
+
+using sdprl::testing_support::TempDir;
+using sdprl::testing_support::shell_quote;
 
 // ---------------------------------------------------------------------------------------------
 // The regulariser.
@@ -101,31 +105,6 @@ TEST(CenteredKernel, RejectsBadClassIndex) {
 const fs::path kExecutable = SDPRL_EXECUTABLE;
 const fs::path kSourceDir = SDPRL_SOURCE_DIR;
 const fs::path kPluginBuildDir = SDPRL_PLUGIN_BUILD_DIR;
-
-class TempDir {
- public:
-  TempDir() {
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() / ("sdprl_cmvu_test_" + std::to_string(getpid()) + "_" + std::to_string(stamp));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
 
 std::string read_text(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

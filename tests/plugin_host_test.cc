@@ -18,6 +18,7 @@
 #include "sdprl/error.h"
 #include "sdprl/loss.h"
 #include "sdprl/plugin.h"
+#include "test_files.h"
 
 namespace fs = std::filesystem;
 using sdprl::Error;
@@ -26,6 +27,8 @@ using sdprl::PluginInfo;
 using sdprl::PluginKind;
 
 namespace {
+
+using sdprl::testing_support::TempDir;
 
 const fs::path kPluginDir = SDPRL_TEST_PLUGIN_DIR;
 
@@ -56,27 +59,6 @@ class PluginPathGuard {
 
  private:
   std::optional<std::string> old_;
-};
-
-// A fresh empty directory under the temporary directory, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() /
-            ("sdprl_plugin_host_test_" + std::to_string(getpid()) + "_" + std::to_string(stamp));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
 };
 
 const PluginInfo* find_plugin(const std::vector<PluginInfo>& plugins, const std::string& name,

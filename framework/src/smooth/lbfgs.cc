@@ -30,7 +30,7 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   Vector values, phi, dphi, y;
   Matrix Xm(n, r), grad, AX;
   long evaluations = 0;
-  double best = std::numeric_limits<double>::infinity(), last_logged = 0.0;
+  double best = std::numeric_limits<double>::infinity();
   Matrix best_X = X;
   bool stop = false;
   auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) -> double {
@@ -64,7 +64,6 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
         std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5s  %10s  %9s  %7.2fs\n", row.mm_iteration, fx,
                      row.relative_change, "-", "-", "-", row.time);
       if ((callback && !callback(row, best_X)) || (options.interrupt && options.interrupt->load())) stop = true;
-      (void)last_logged;
     }
     // An interrupt cannot stop LBFGSpp from inside; a zero gradient ends it at the next test.
     if (stop) g.setZero();
