@@ -131,6 +131,10 @@ SDPRL_API double objective(const Model& model, const Loss& loss, const Regulariz
 // The starting point of options.init (kGiven: X unchanged). Throws Error if X has the wrong shape.
 SDPRL_API void initialize(const Model& model, const SolverOptions& options, Index rank, Matrix& X);
 
+// The algorithm that will minimise F with this loss: `requested` unless it is kAuto, which picks
+// L-BFGS for a loss differentiable at 0 (phi'(0) = 0, e.g. square) and MM otherwise.
+SDPRL_API SolverType resolve_solver_type(const Loss& loss, SolverType requested);
+
 // The automatic rho of AdmmOptions.
 SDPRL_API double automatic_rho(const Loss& loss, const AdmmOptions& options);
 

@@ -161,6 +161,11 @@ double objective(const Model& model, const Loss& loss, const RegularizationWeigh
   return f;
 }
 
+SolverType resolve_solver_type(const Loss& loss, SolverType requested) {
+  if (requested != SolverType::kAuto) return requested;
+  return loss.derivative(0.0) == 0.0 ? SolverType::kLbfgs : SolverType::kMm;
+}
+
 double automatic_rho(const Loss& loss, const AdmmOptions& options) {
   if (options.rho > 0.0) return options.rho;
   // rho ~ 10 / phi'(0) worked across losses in the prototype (l1: 10, leaky-MCP theta = 5: 2);
@@ -177,9 +182,8 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   if (!model.terms) throw Error("model", "the application built no terms");
   // The algorithm: MM needs the contract of Assumption 3; a loss differentiable at 0 (phi'(0) = 0,
   // e.g. the square loss) goes to L-BFGS instead.
-  SolverType type = options.type;
+  const SolverType type = resolve_solver_type(loss, options.type);
   const bool smooth = loss.derivative(0.0) == 0.0;
-  if (type == SolverType::kAuto) type = smooth ? SolverType::kLbfgs : SolverType::kMm;
   if (type == SolverType::kMm) check_loss_for_mm(loss);
   if (type == SolverType::kLbfgs && model.constraint)
     throw Error("solver.type", "the L-BFGS solver does not handle the constraint '" + model.constraint->name() +

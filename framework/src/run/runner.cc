@@ -153,8 +153,7 @@ RunResult run_model(const RunRequest& req) {
   std::shared_ptr<Application> app = host.create_application(result.application);
   std::shared_ptr<Loss> loss = host.create_loss(result.loss, loss_table.table(result.loss));
   // Refuse a loss the MM solver cannot use before anything is built or written.
-  if (base_options.type == SolverType::kMm || (base_options.type == SolverType::kAuto && loss->derivative(0.0) != 0.0))
-    check_loss_for_mm(*loss);
+  if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
 
   BuildContext context;
   context.seed = base_options.seed;
