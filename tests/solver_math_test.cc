@@ -9,6 +9,9 @@
 #include "sdprl/constraint.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
+#include "sdprl/error.h"
+#include "sdprl/terms/all_entries_terms.h"
+#include "sdprl/testing/checks.h"
 #include "test_models.h"
 
 namespace sdprl {
@@ -467,6 +470,224 @@ TEST(EntryTerms, MapsMatchDenseReference) {
       ld->gram_row_blocks(gd);
       EXPECT_LE((gs - gd).norm(), 1e-12 * gd.norm());
     }
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// All entry terms (sparse PCA's family), held implicitly, against the same n^2 terms listed one by
+// one as entry terms (and as dense Q for the generic checks).
+
+EntryData all_pairs(Index n, const Eigen::MatrixXd& T) {
+  EntryData d;
+  d.n = n;
+  d.targets.resize(n * n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) {
+      d.rows.push_back(static_cast<std::int32_t>(i));
+      d.cols.push_back(static_cast<std::int32_t>(j));
+      d.targets[i * n + j] = T(i, j);
+    }
+  return d;
+}
+
+Eigen::MatrixXd random_symmetric(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Matrix R = random_matrix(n, n, 1.0, rng);
+  return 0.5 * (R + R.transpose());
+}
+
+TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
+  const Index n = 6;
+  const Eigen::MatrixXd T = random_symmetric(n, 3);
+  const AllEntriesTerms implicit(n, T);
+  const EntryData d = all_pairs(n, T);
+  EXPECT_EQ(sdprl::testing::check_constraint_set(implicit, entry_matrices(d)), "");
+  auto listed = entry_terms(d);
+  std::mt19937_64 rng(5);
+  const Matrix X = random_matrix(n, 3, 1.0, rng), D = random_matrix(n, 3, 1.0, rng);
+  Vector vi, vl;
+  implicit.evaluate(X, vi);
+  listed->evaluate(X, vl);
+  EXPECT_LE((vi - vl).norm(), 1e-13 * vl.norm());
+  EXPECT_EQ((implicit.targets() - listed->targets()).norm(), 0.0);
+  // The coupled linearisation is term for term that of the listed entries.
+  Vector w = Vector::Random(n * n).cwiseAbs(), r;
+  listed->evaluate(X, r);
+  r -= listed->targets();
+  Eigen::Map<Matrix>(w.data(), n, n) = 0.5 * (Eigen::Map<Matrix>(w.data(), n, n) +
+                                              Eigen::Map<Matrix>(w.data(), n, n).transpose().eval());
+  auto li = implicit.make_linearization(SplitMode::kCoupled), ll = listed->make_linearization(SplitMode::kCoupled);
+  li->update(X, w, r);
+  ll->update(X, w, r);
+  Vector pi, pl;
+  li->apply(D, pi);
+  ll->apply(D, pl);
+  EXPECT_LE((pi - pl).norm(), 1e-12 * pl.norm());
+  EXPECT_LE((li->offsets() - ll->offsets()).norm(), 1e-14 * ll->offsets().norm());
+  const Vector y = Vector::Random(n * n);
+  Matrix ai, al;
+  li->apply_adjoint(y, ai);
+  ll->apply_adjoint(y, al);
+  EXPECT_LE((ai - al).norm(), 1e-12 * al.norm());
+  Vector ci, cl;
+  li->curvature_diagonal(ci);
+  ll->curvature_diagonal(cl);
+  EXPECT_LE((ci - cl).norm(), 1e-13 * cl.norm());
+}
+
+// The row-split linearisation merges the two identical half-terms that (i, j) and (j, i) put on
+// row i (sdprl/terms/all_entries_terms.h): its surrogate must equal the listed terms' row-split
+// surrogate everywhere, majorise F and touch it at 0 (check 1).
+TEST(AllEntriesTerms, RowSplitSurrogateIsTheListedOneAndMajorises) {
+  const Index n = 7, r = 2;
+  const Eigen::MatrixXd T = random_symmetric(n, 8);
+  Model implicit, listed;
+  implicit.terms = std::make_shared<AllEntriesTerms>(n, T);
+  listed.terms = entry_terms(all_pairs(n, T));
+  auto loss = load_loss("leaky-mcp");
+  const RegularizationWeights w{0.2, 0.0};
+  std::mt19937_64 rng(9);
+  int checked = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const Matrix Xk = random_matrix(n, r, 1.0, rng);
+    Surrogate Hi(implicit, *loss, w, SplitMode::kRowSplit, r), Hl(listed, *loss, w, SplitMode::kRowSplit, r);
+    Hi.update(Xk);
+    Hl.update(Xk);
+    const double f0 = objective(implicit, *loss, w, Xk);
+    ASSERT_NEAR(Hi.value(Matrix::Zero(n, r)), f0, 1e-10 * std::abs(f0));
+    for (double scale : {1e-2, 0.1, 1.0}) {
+      for (int s = 0; s < 50; ++s) {
+        const Matrix D = random_matrix(n, r, scale, rng);
+        const double hi = Hi.value(D), hl = Hl.value(D);
+        ASSERT_NEAR(hi, hl, 1e-10 * std::abs(hl));
+        const double f = objective(implicit, *loss, w, Xk + D);
+        ASSERT_GE(hi, f - 1e-9 * std::abs(f));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 450);
+}
+
+// Check 5 for the implicit family: the same MM iterates as the listed entries (coupled Xt-step).
+TEST(AllEntriesTerms, SameIteratesAsTheListedTerms) {
+  const Index n = 8;
+  const Eigen::MatrixXd T = random_symmetric(n, 12);
+  Model implicit, listed;
+  implicit.terms = std::make_shared<AllEntriesTerms>(n, T);
+  listed.terms = entry_terms(all_pairs(n, T));
+  expect_same_iterates(implicit, listed, "l1", 10, 4);
+}
+
+TEST(AllEntriesTerms, RejectsAnAsymmetricOrNonFiniteTarget) {
+  Eigen::MatrixXd T = Eigen::MatrixXd::Zero(3, 3);
+  T(0, 1) = 1.0;
+  EXPECT_THROW(AllEntriesTerms(3, T), Error);
+  T(1, 0) = 1.0;
+  EXPECT_NO_THROW(AllEntriesTerms(3, T));
+  T(2, 2) = std::nan("");
+  EXPECT_THROW(AllEntriesTerms(3, T), Error);
+  EXPECT_THROW(AllEntriesTerms(0), Error);
+}
+
+// The trace ball ||X||_F <= R: projection and support function by their definitions, then the
+// constrained ADMM keeps a valid gap and feasible iterates (sdprl/constraint.h), and MM keeps every
+// iterate in the ball, on sparse PCA's form (targets 0, A = -Sigma negative semidefinite).
+TEST(FrobeniusBall, ProjectionAndSupport) {
+  const FrobeniusBall ball(2.0);
+  std::mt19937_64 rng(2);
+  for (int s = 0; s < 20; ++s) {
+    Matrix Y = random_matrix(5, 3, 2.0, rng), P = Y;
+    ball.project(P);
+    EXPECT_LE(P.norm(), 2.0 + 1e-12);
+    if (Y.norm() <= 2.0) EXPECT_EQ((P - Y).norm(), 0.0);
+    // Projection property: <Y - P, Q - P> <= 0 for every Q in the ball.
+    for (int t = 0; t < 20; ++t) {
+      Matrix Q = random_matrix(5, 3, 1.0, rng);
+      ball.project(Q);
+      EXPECT_LE((Y - P).cwiseProduct(Q - P).sum(), 1e-10);
+    }
+    // sigma(mu) = sup <mu, Y> over the ball, attained at 2 mu / ||mu||.
+    const Matrix mu = random_matrix(5, 3, 1.0, rng);
+    EXPECT_NEAR(ball.support(mu), mu.cwiseProduct(2.0 * mu / mu.norm()).sum(), 1e-12);
+    Matrix Q = random_matrix(5, 3, 3.0, rng);
+    ball.project(Q);
+    EXPECT_GE(ball.support(mu), mu.cwiseProduct(Q).sum() - 1e-12);
+  }
+  EXPECT_THROW(FrobeniusBall(0.0), Error);
+}
+
+Model sparse_pca_model(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  // Samples with a planted sparse direction on the first 3 coordinates.
+  Matrix S = 0.3 * random_matrix(12, n, 1.0, rng);
+  for (Index s = 0; s < S.rows(); ++s) {
+    const double a = random_matrix(1, 1, 1.0, rng)(0, 0);
+    for (Index i = 0; i < 3; ++i) S(s, i) += 2.0 * a;
+  }
+  Eigen::MatrixXd Sigma = S.transpose() * S / static_cast<double>(S.rows());
+  Model model;
+  model.terms = std::make_shared<AllEntriesTerms>(n);
+  model.quadratic = std::make_shared<DenseRegularizer>(Eigen::MatrixXd(-Sigma));
+  model.constraint = std::make_shared<FrobeniusBall>(1.0);
+  return model;
+}
+
+TEST(FrobeniusBall, ConstrainedAdmmGapIsValidAndFeasible) {
+  auto loss = load_loss("l1");
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    const Model model = sparse_pca_model(8, seed);
+    for (SplitMode split : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+      std::mt19937_64 rng(seed);
+      Matrix Xk = random_matrix(8, 2, 1.0, rng);
+      Xk /= Xk.norm();
+      Surrogate H(model, *loss, {0.0, 10.0}, split, 2);
+      H.update(Xk);
+      AdmmOptions options;
+      options.cg_tolerance = 1e-10;
+      Admm admm(H, 50.0, options);
+      admm.prepare();
+      AdmmState st;
+      admm.reset_if_needed(st);
+      for (int t = 0; t < 20000; ++t) {
+        admm.iterate(st, 1e-12);
+        ASSERT_LE((Xk + st.step).norm(), 1.0 + 1e-12);
+        ASSERT_GE(st.gap, -1e-9 * std::max(1.0, std::abs(st.primal))) << "seed " << seed << " t " << t;
+        if (st.gap <= 1e-9 * std::max(1.0, std::abs(st.primal))) break;
+      }
+      EXPECT_LE(st.gap, 1e-7 * std::max(1.0, std::abs(st.primal))) << "seed " << seed << " " << to_string(split);
+      for (int s = 0; s < 100; ++s) {
+        Matrix Y = Xk + st.step + 0.01 * random_matrix(8, 2, 1.0, rng);
+        if (Y.norm() > 1.0) Y /= Y.norm();
+        EXPECT_GE(H.value(Y - Xk), st.primal - st.gap - 1e-9 * std::abs(st.primal));
+      }
+    }
+  }
+}
+
+TEST(FrobeniusBall, EveryMmIterateStaysInTheBallAndFindsThePlantedDirection) {
+  const Model model = sparse_pca_model(10, 21);
+  for (const char* name : {"l1", "leaky-mcp"}) {
+    auto loss = load_loss(name);
+    SolverOptions o;
+    o.rank = 2;
+    o.verbose = false;
+    o.init = InitKind::kGaussian;  // outside the ball: projected before the first step
+    int checked = 0;
+    Matrix X;
+    Summary s = solve(model, *loss, {0.0, 10.0}, o, X, [&](const TraceRow&, const Matrix& Xk) {
+      EXPECT_LE(Xk.norm(), 1.0 + 1e-12);
+      ++checked;
+      return true;
+    });
+    EXPECT_EQ(checked, s.mm_iterations);
+    EXPECT_EQ(s.monotonicity_violations, 0) << name;
+    EXPECT_LT(s.final_objective, 0.0) << name;
+    // Z concentrates on the planted 3 x 3 block, on the boundary tr Z = 1.
+    const Eigen::MatrixXd Z = X * X.transpose();
+    EXPECT_NEAR(Z.trace(), 1.0, 1e-6) << name;
+    EXPECT_GT(Z.topLeftCorner(3, 3).cwiseAbs().sum() / Z.cwiseAbs().sum(), 0.9) << name;
   }
 }
 

@@ -36,4 +36,22 @@ class SDPRL_API Nonnegative final : public ConvexConstraint {
   double support(const Matrix& mu) const override;
 };
 
+// K = {X : ||X||_F <= radius}, i.e. tr(Z) <= radius^2 for Z = X X^T: the trace constraint of
+// d'Aspremont et al.'s sparse PCA relaxation (tr Z = 1), which the paper's eq. (spca:trans) drops
+// and without which that problem is unbounded or solved by Z = 0 (see the sparse-pca plugin).
+// Projection: scale X onto the sphere when outside; support: radius ||mu||_F (finite everywhere,
+// so the constrained ADMM's dual of sdprl/constraint.h needs no cone condition here).
+class SDPRL_API FrobeniusBall final : public ConvexConstraint {
+ public:
+  explicit FrobeniusBall(double radius);  // radius > 0 (throws Error otherwise)
+  ~FrobeniusBall() override;
+  std::string name() const override { return "frobenius-ball"; }
+  void project(Matrix& Y) const override;
+  double support(const Matrix& mu) const override;
+  double radius() const { return radius_; }
+
+ private:
+  double radius_;
+};
+
 }  // namespace sdprl

@@ -2,6 +2,7 @@
 // needs besides the loss: the terms, the A-term, the metrics.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct Model {
   Index default_rank = 0;                        // rank when the TOML does not set it (0: none)
   std::shared_ptr<const Evaluator> evaluator;    // may be null
   std::vector<Metric> facts;                     // sizes etc., for the report (e.g. n, m)
+  // The application's own starting factor for a rank (solver.init = "model"), e.g. the top-r
+  // principal directions for sparse PCA; empty when it has none.
+  std::function<void(Index rank, Matrix& X)> start;
 };
 
 }  // namespace sdprl

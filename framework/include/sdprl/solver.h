@@ -27,6 +27,7 @@ enum class InitKind {
   kSpectral,  // top-r eigenvectors of sum_tau t_tau sym(Q_tau), scaled by a robust fit (default)
   kGaussian,  // X_ij ~ N(0, init_scale^2)
   kGiven,     // the X passed to solve()
+  kModel,     // the application's own start (Model::start), e.g. PCA for sparse PCA
 };
 SDPRL_API const char* to_string(InitKind kind);
 SDPRL_API bool from_string(const std::string& text, InitKind* kind);
@@ -43,7 +44,7 @@ SDPRL_API bool from_string(const std::string& text, SolverType* type);
 
 struct AdmmOptions {
   int max_iterations = 1000;      // per MM step (algorithm.md: 1000)
-  double rho = 0.0;               // penalty; 0 = automatic: rho_scale / phi'(0)
+  double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step)
   double rho_scale = 10.0;        // the automatic rule's numerator (algorithm.md section 3)
   double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
   double c0 = 0.0;                // 0 = automatic: F at the starting point

@@ -109,6 +109,12 @@ class SDPRL_API Admm {
 
   // Call after every Surrogate::update(): factors the Xt-step for the new iterate.
   void prepare();
+  // Changes rho and refactors the Xt-step (after prepare()).
+  void set_rho(double rho);
+  double rho() const { return rho_; }
+  // tr(2B) / tr(P*P) at the last prepare(): the rho at which the two parts of the Xt-step's
+  // matrix have the same scale (0 when P*P = 0). See automatic_rho().
+  double balanced_rho() const { return balanced_rho_; }
   // Sizes the state for the surrogate (zeros) if it does not fit; keeps it otherwise.
   void reset_if_needed(AdmmState& state) const;
   // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy.
@@ -125,10 +131,12 @@ class SDPRL_API Admm {
   void solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations);
   void apply_system(const Matrix& D, Matrix& out) const;
   void apply_preconditioner(const Matrix& R, Matrix& out) const;
+  void factor_blocks();
 
   const Surrogate& s_;
   double rho_;
   double rho_k_ = 0.0;  // penalty of the constraint split X_k + D - Y = 0
+  double balanced_rho_ = 0.0;
   const ConvexConstraint* constraint_ = nullptr;
   AdmmOptions options_;
   bool direct_ = false;

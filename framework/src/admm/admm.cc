@@ -19,6 +19,21 @@ void Admm::prepare() {
   // majoriser, no A-curvature); otherwise the same blocks precondition CG.
   direct_ = lin.rows_decoupled() && s_.b_is_diagonal();
   lin.gram_row_blocks(gram_);  // a member: n r^2 doubles, kept to avoid re-faulting every MM step
+  const Vector& bd = s_.b_diagonal();
+  double gram_trace = 0.0;
+  for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
+  // tr(2B) / tr(P*P) over the Xt-step's r n unknowns (each diagonal entry of B acts on r of them).
+  balanced_rho_ = gram_trace > 0.0 ? 2.0 * static_cast<double>(r) * bd.sum() / gram_trace : 0.0;
+  factor_blocks();
+}
+
+void Admm::set_rho(double rho) {
+  rho_ = rho;
+  factor_blocks();
+}
+
+void Admm::factor_blocks() {
+  const Index n = s_.rows(), r = s_.rank();
   const Matrix& gram = gram_;
   blocks_.resize(n);
   zero_row_.assign(n, 0);

@@ -111,6 +111,17 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
     case InitKind::kGaussian:
       gaussian(n, rank, options.init_scale, options.seed, X);
       return;
+    case InitKind::kModel:
+      if (!model.start)
+        throw Error("solver.init", "init = \"model\": the application '" + model.application +
+                                       "' has no starting point of its own; use \"spectral\" or \"gaussian\"");
+      model.start(rank, X);
+      if (X.rows() != n || X.cols() != rank || !X.allFinite())
+        throw Error("solver.init", "the application '" + model.application + "' gave a starting factor of " +
+                                       std::to_string(X.rows()) + " x " + std::to_string(X.cols()) +
+                                       (X.allFinite() ? "" : " with NaN/Inf entries") + ", expected " +
+                                       std::to_string(n) + " x " + std::to_string(rank));
+      return;
     case InitKind::kSpectral: {
       Eigen::VectorXd values;
       Eigen::MatrixXd vectors;

@@ -30,7 +30,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.consecutive = static_cast<int>(t.integer("consecutive", o.consecutive, NumberRule::closed(1, 1e6)));
   o.min_mm_iterations = static_cast<int>(t.integer("min_mm_iterations", o.min_mm_iterations, NumberRule::closed(0, 1e9)));
   o.time_limit = t.number("time_limit", o.time_limit, NumberRule::non_negative());
-  const std::string init = t.string("init", "spectral", {"spectral", "gaussian", "file"});
+  const std::string init = t.string("init", "spectral", {"spectral", "gaussian", "file", "model"});
   from_string(init, &o.init);
   if (o.init == InitKind::kGiven) {
     const auto file = t.file("init_file");

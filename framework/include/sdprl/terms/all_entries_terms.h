@@ -1,0 +1,54 @@
+// All entry terms of an n x n matrix, Q_(i,j) = e_i e_j^T for every ordered pair (i, j), held
+// implicitly: no list of pairs, term (i, j) is number i n + j. <X, Q_(i,j) X> = Z_ij with
+// Z = X X^T. The family of sparse PCA (sum_ij phi(|Z_ij|), targets 0; algorithm.md section 1) and
+// of fully observed matrix fitting.
+//
+// Every operation is a dense product with X (cost O(n^2 r), BLAS-3 shaped) instead of a loop over
+// n^2 index pairs. What still has n^2 entries are the per-term vectors the method itself keeps:
+// residuals and weights in the solver, e and nu in the ADMM (one dual per term).
+//
+// The linearisation (algorithm.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T:
+//  kRowSplit: each off-diagonal term splits into two half-terms (w/2)|xt_i.x_j + r/2| and
+//             (w/2)|xt_j.x_i + r/2|. Terms (i, j) and (j, i) have the same residual and weight
+//             (Z and T symmetric), so the two half-terms they put on row i are identical, and
+//             2 |a| = |2 a| merges them into one split term per ordered pair:
+//                 P_(i,j) = W_ij e_i x_j^T,   b_(i,j) = W_ij r_ij / 2,
+//             the same formula as a diagonal term (whose own P is W_ii e_i x_i^T). (update()
+//             symmetrises W and W o r if a caller passes asymmetric ones; the solver never does.) Then
+//             P(D) = vec(W o (D X^T)), P*(y) = (Y o W) X, and the Xt-step splits by rows with
+//             block i = sum_j W_ij^2 x_j x_j^T.
+//  kCoupled:  P_(i,j) = W_ij sym(Q_(i,j)) X, b = W_ij r_ij / 2: P(D) = vec(W o sym(D X^T)),
+//             P*(y) = sym(Y o W) X.
+// Both have the diagonal curvature C_ii = sum_j W_ij (|sym Q| = (e_i e_i^T + e_j e_j^T)/2).
+#pragma once
+
+#include <memory>
+
+#include "sdprl/constraint_set.h"
+#include "sdprl/export.h"
+
+namespace sdprl {
+
+class SDPRL_API AllEntriesTerms final : public ConstraintSet {
+ public:
+  // Targets 0 (sparse PCA: the terms are |Z_ij|).
+  explicit AllEntriesTerms(Index n);
+  // Targets T (n x n, symmetric, finite). Throws Error otherwise.
+  AllEntriesTerms(Index n, const Matrix& targets);
+  ~AllEntriesTerms() override;
+
+  std::string family() const override { return "all-entries"; }
+  Index dimension() const override { return n_; }
+  Index size() const override { return n_ * n_; }
+  const Vector& targets() const override { return targets_; }
+  // values = vec(X X^T), exactly symmetric (the row-split linearisation relies on it).
+  void evaluate(const Matrix& X, Vector& values) const override;
+  void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
+  std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
+
+ private:
+  Index n_;
+  Vector targets_;
+};
+
+}  // namespace sdprl
