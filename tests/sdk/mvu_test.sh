@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The "Write your own model" walk-through end to end (README): install sdprl to a temporary prefix,
-# build examples/robust-mvu out of tree with find_package(sdprl), install the plugin into the
-# prefix's plugin directory, check that `sdprl plugins` lists it, run the example's model.toml and
+# build examples/robust-mvu out of tree with find_package(sdprl), run its own tests (the framework's
+# check helpers), install the plugin into the prefix's plugin directory, check that `sdprl plugins` lists it, run the example's model.toml and
 # check the embedding, recomputed here from X.mtx and the data file, independently of the plugin:
 #   * neighbour squared distances preserved against the CLEAN distances (5% of the targets the
 #     solver saw were multiplied by 10): relative RMSE < 0.05;
@@ -23,6 +23,9 @@ cmake -S "$example" -B "$work/mvu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_P
 cmake --build "$work/mvu" > "$work/build.log" 2>&1 || { cat "$work/build.log"; fail "building the example"; }
 # The example may include public headers only: nothing from the source tree is on its include path.
 grep -q -- "-I$source" "$work/mvu/build.ninja" && fail "the example's build refers to the source tree"
+# The example's own GoogleTest tests (robust_mvu_test.cc: the framework's check helpers).
+ctest --test-dir "$work/mvu" --output-on-failure > "$work/ctest.log" 2>&1 || { cat "$work/ctest.log"; fail "the example's own tests"; }
+grep -q "100% tests passed, 0 tests failed out of 2" "$work/ctest.log" || { cat "$work/ctest.log"; fail "expected the example's 2 tests"; }
 cmake --install "$work/mvu" > "$work/plugin-install.log"
 [ -f "$work/prefix/lib/sdprl/plugins/sdprl-application-robust-mvu.so" ] ||
     fail "cmake --install did not put the plugin into PREFIX/lib/sdprl/plugins"
