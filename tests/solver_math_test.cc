@@ -22,7 +22,7 @@ using namespace testing_support;
 
 struct Case {
   const char* loss;
-  const char* terms;  // "entry", "distance" or "dense"
+  const char* terms;  // "entry", "distance", "dense", "mvu" (distance + centering) or "rank-one"
   SplitMode split;
   bool with_a;
 };
@@ -50,6 +50,14 @@ class SurrogateTest : public ::testing::TestWithParam<Case> {
       model_.terms = entry_terms(random_entries(n, 30, 11));
     } else if (std::string(c.terms) == "distance") {
       model_.terms = distance_terms(random_pairs(n, 20, 12));
+    } else if (std::string(c.terms) == "mvu") {  // CompositeTerms: built coupled in both modes
+      model_.terms = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{
+          distance_terms(random_pairs(n, 20, 12)), std::make_shared<RankOneTerms>(RankOneTerms::centering(n))});
+    } else if (std::string(c.terms) == "rank-one") {
+      std::mt19937_64 rng(6);
+      std::vector<Vector> a;
+      for (int k = 0; k < 4; ++k) a.push_back(random_matrix(n, 1, 1.0, rng).col(0));
+      model_.terms = std::make_shared<RankOneTerms>(n, a, Vector::LinSpaced(4, -2.0, 5.0));
     } else {
       model_.terms = random_dense_terms(n, 6, 12);
     }
@@ -178,7 +186,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"leaky-mcp", "distance", SplitMode::kRowSplit, true},
                       Case{"leaky-mcp", "distance", SplitMode::kCoupled, true},
                       Case{"l1", "dense", SplitMode::kCoupled, false},
-                      Case{"leaky-mcp", "dense", SplitMode::kCoupled, true}),
+                      Case{"leaky-mcp", "dense", SplitMode::kCoupled, true},
+                      Case{"l1", "mvu", SplitMode::kRowSplit, false},
+                      Case{"leaky-mcp", "mvu", SplitMode::kCoupled, true},
+                      Case{"l1", "rank-one", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "rank-one", SplitMode::kRowSplit, true}),
     case_name);
 
 // Check 2 (brute force): on a tiny surrogate (n = 2, r = 1) the ADMM minimiser matches a grid search.

@@ -70,15 +70,20 @@ inline std::shared_ptr<EntryTerms> entry_terms(const EntryData& d) {
   return std::make_shared<EntryTerms>(d.n, d.rows, d.cols, d.targets);
 }
 
-// The same entries as dense matrices Q = e_i e_j^T.
-inline std::shared_ptr<DenseTerms> dense_terms(const EntryData& d) {
+// The entries as dense matrices Q = e_i e_j^T.
+inline std::vector<Eigen::MatrixXd> entry_matrices(const EntryData& d) {
   std::vector<Eigen::MatrixXd> Q;
   for (std::size_t k = 0; k < d.rows.size(); ++k) {
     Eigen::MatrixXd q = Eigen::MatrixXd::Zero(d.n, d.n);
     q(d.rows[k], d.cols[k]) = 1.0;
     Q.push_back(q);
   }
-  return std::make_shared<DenseTerms>(d.n, Q, d.targets);
+  return Q;
+}
+
+// The same entries as dense terms.
+inline std::shared_ptr<DenseTerms> dense_terms(const EntryData& d) {
+  return std::make_shared<DenseTerms>(d.n, entry_matrices(d), d.targets);
 }
 
 // m random distance terms (i != j) with targets of squared distances of a random 2-D embedding plus

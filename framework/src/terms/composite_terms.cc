@@ -47,24 +47,14 @@ class CompositeLinearization final : public TermLinearization {
     }
   }
 
+  // P*(y), C D, diag(C) and the Gram blocks are sums over the parts (each split term belongs to one).
   void apply_adjoint(const Vector& y, Matrix& out) const override {
-    for (std::size_t p = 0; p < parts_.size(); ++p) {
-      part_y_[p] = y.segment(split_offsets_[p], part_size(p));
-      if (p == 0) {
-        parts_[p]->apply_adjoint(part_y_[p], out);
-      } else {
-        parts_[p]->apply_adjoint(part_y_[p], work_);
-        out += work_;
-      }
-    }
+    for (std::size_t p = 0; p < parts_.size(); ++p) part_y_[p] = y.segment(split_offsets_[p], part_size(p));
+    sum_parts(out, work_, [&](std::size_t p, Matrix& o) { parts_[p]->apply_adjoint(part_y_[p], o); });
   }
 
   void apply_curvature(const Matrix& D, Matrix& out) const override {
-    parts_[0]->apply_curvature(D, out);
-    for (std::size_t p = 1; p < parts_.size(); ++p) {
-      parts_[p]->apply_curvature(D, work_);
-      out += work_;
-    }
+    sum_parts(out, work_, [&](std::size_t p, Matrix& o) { parts_[p]->apply_curvature(D, o); });
   }
 
   bool curvature_is_diagonal() const override {
@@ -74,24 +64,15 @@ class CompositeLinearization final : public TermLinearization {
   }
 
   void curvature_diagonal(Vector& d) const override {
-    parts_[0]->curvature_diagonal(d);
-    Vector e;
-    for (std::size_t p = 1; p < parts_.size(); ++p) {
-      parts_[p]->curvature_diagonal(e);
-      d += e;
-    }
+    Vector more;
+    sum_parts(d, more, [&](std::size_t p, Vector& o) { parts_[p]->curvature_diagonal(o); });
   }
 
   bool rows_decoupled() const override { return all_rows_decoupled(); }
 
   void gram_row_blocks(Matrix& blocks) const override {
-    // Each split term belongs to one part, so the diagonal blocks of P*P add up.
-    parts_[0]->gram_row_blocks(blocks);
     Matrix more;
-    for (std::size_t p = 1; p < parts_.size(); ++p) {
-      parts_[p]->gram_row_blocks(more);
-      blocks += more;
-    }
+    sum_parts(blocks, more, [&](std::size_t p, Matrix& o) { parts_[p]->gram_row_blocks(o); });
   }
 
  private:
@@ -105,6 +86,15 @@ class CompositeLinearization final : public TermLinearization {
     return true;
   }
   Index part_size(std::size_t p) const { return split_offsets_[p + 1] - split_offsets_[p]; }
+  // out = sum_p f(p), with `scratch` holding each later part's contribution.
+  template <class T, class F>
+  void sum_parts(T& out, T& scratch, F&& f) const {
+    f(0, out);
+    for (std::size_t p = 1; p < parts_.size(); ++p) {
+      f(p, scratch);
+      out += scratch;
+    }
+  }
   void refresh_offsets() {
     for (std::size_t p = 0; p < parts_.size(); ++p) split_offsets_[p + 1] = split_offsets_[p] + parts_[p]->size();
   }
