@@ -48,7 +48,8 @@ TEST(CenteredKernel, MatchesDenseDefinition) {
   const int n = 23, c = 6, r = 4;
   std::vector<std::int32_t> classes(n);
   for (auto& k : classes) k = label(rng);
-  const sdprl::cmvu::CenteredKernelRegularizer reg(classes, c);
+  const auto reg_ptr = sdprl::cmvu::centered_label_kernel(classes, c);
+  const sdprl::LowRankRegularizer& reg = *reg_ptr;
   const Eigen::MatrixXd A = dense_A(classes, c);
 
   EXPECT_EQ(reg.dimension(), n);
@@ -76,8 +77,8 @@ TEST(CenteredKernel, MatchesDenseDefinition) {
   EXPECT_EQ(d.size(), n);
   EXPECT_EQ(d.norm(), 0.0);
 
-  // top_eigenvalue() is the largest eigenvalue of H T H = -A.
-  EXPECT_NEAR(reg.top_eigenvalue(), -eig.eigenvalues().minCoeff(), 1e-9);
+  // spectral_norm() is the largest eigenvalue of H T H = -A.
+  EXPECT_NEAR(reg.spectral_norm(), -eig.eigenvalues().minCoeff(), 1e-9);
 
   // Centering: constant shifts of X change nothing (A 1 = 0).
   sdprl::Matrix shifted = X.rowwise() + Eigen::RowVectorXd::Random(r), AS;
@@ -87,16 +88,16 @@ TEST(CenteredKernel, MatchesDenseDefinition) {
 
 TEST(CenteredKernel, SingleClassIsZero) {
   const std::vector<std::int32_t> classes(9, 0);
-  const sdprl::cmvu::CenteredKernelRegularizer reg(classes, 1);
+  const auto reg = sdprl::cmvu::centered_label_kernel(classes, 1);
   sdprl::Matrix X = sdprl::Matrix::Random(9, 2), AX;
-  reg.apply(X, AX);
+  reg->apply(X, AX);
   EXPECT_LT(AX.norm(), 1e-14);
-  EXPECT_NEAR(reg.top_eigenvalue(), 0.0, 1e-12);
+  EXPECT_NEAR(reg->spectral_norm(), 0.0, 1e-12);
 }
 
 TEST(CenteredKernel, RejectsBadClassIndex) {
-  EXPECT_THROW(sdprl::cmvu::CenteredKernelRegularizer({0, 1, 2}, 2), sdprl::Error);
-  EXPECT_THROW(sdprl::cmvu::CenteredKernelRegularizer({0, -1}, 2), sdprl::Error);
+  EXPECT_THROW(sdprl::cmvu::centered_label_kernel({0, 1, 2}, 2), sdprl::Error);
+  EXPECT_THROW(sdprl::cmvu::centered_label_kernel({0, -1}, 2), sdprl::Error);
 }
 
 // ---------------------------------------------------------------------------------------------

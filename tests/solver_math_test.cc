@@ -7,10 +7,14 @@
 #include <random>
 
 #include "sdprl/constraint.h"
+#include "sdprl/regularizers/low_rank_regularizer.h"
+#include "sdprl/regularizers/scaled_identity_regularizer.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/terms/all_entries_terms.h"
+#include "sdprl/terms/composite_terms.h"
+#include "sdprl/terms/rank_one_terms.h"
 #include "sdprl/testing/checks.h"
 #include "test_models.h"
 
@@ -21,7 +25,7 @@ using namespace testing_support;
 
 struct Case {
   const char* loss;
-  const char* terms;  // "entry", "distance" or "dense"
+  const char* terms;  // "entry", "distance", "dense", "mvu" (distance + centering) or "rank-one"
   SplitMode split;
   bool with_a;
 };
@@ -49,6 +53,14 @@ class SurrogateTest : public ::testing::TestWithParam<Case> {
       model_.terms = entry_terms(random_entries(n, 30, 11));
     } else if (std::string(c.terms) == "distance") {
       model_.terms = distance_terms(random_pairs(n, 20, 12));
+    } else if (std::string(c.terms) == "mvu") {  // CompositeTerms: built coupled in both modes
+      model_.terms = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{
+          distance_terms(random_pairs(n, 20, 12)), std::make_shared<RankOneTerms>(RankOneTerms::centering(n))});
+    } else if (std::string(c.terms) == "rank-one") {
+      std::mt19937_64 rng(6);
+      std::vector<Vector> a;
+      for (int k = 0; k < 4; ++k) a.push_back(random_matrix(n, 1, 1.0, rng).col(0));
+      model_.terms = std::make_shared<RankOneTerms>(n, a, Vector::LinSpaced(4, -2.0, 5.0));
     } else {
       model_.terms = random_dense_terms(n, 6, 12);
     }
@@ -177,7 +189,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"leaky-mcp", "distance", SplitMode::kRowSplit, true},
                       Case{"leaky-mcp", "distance", SplitMode::kCoupled, true},
                       Case{"l1", "dense", SplitMode::kCoupled, false},
-                      Case{"leaky-mcp", "dense", SplitMode::kCoupled, true}),
+                      Case{"leaky-mcp", "dense", SplitMode::kCoupled, true},
+                      Case{"l1", "mvu", SplitMode::kRowSplit, false},
+                      Case{"leaky-mcp", "mvu", SplitMode::kCoupled, true},
+                      Case{"l1", "rank-one", SplitMode::kCoupled, false},
+                      Case{"leaky-mcp", "rank-one", SplitMode::kRowSplit, true}),
     case_name);
 
 // Check 2 (brute force): on a tiny surrogate (n = 2, r = 1) the ADMM minimiser matches a grid search.
@@ -380,7 +396,7 @@ TEST(MajorisationMinimisation, NeverRisesBeyondTolerance) {
 // Runs the same MM (coupled Xt-step, tight CG) on two models from the same start and expects the
 // same iterates: same ADMM counts per step, same objectives, same final factor.
 void expect_same_iterates(const Model& sparse, const Model& dense, const char* loss_name, int steps,
-                          unsigned seed) {
+                          unsigned seed, const RegularizationWeights& w = {0.4, 0.0}) {
   auto loss = load_loss(loss_name);
   std::mt19937_64 rng(seed);
   const Matrix X0 = random_matrix(sparse.terms->dimension(), 2, 1.0, rng);
@@ -393,7 +409,6 @@ void expect_same_iterates(const Model& sparse, const Model& dense, const char* l
   o.admm.split = SplitMode::kCoupled;
   o.admm.cg_tolerance = 1e-12;
   o.admm.cg_max_iterations = 2000;
-  const RegularizationWeights w{0.4, 0.0};
   Matrix Xs = X0, Xd = X0;
   Summary ss = solve(sparse, *loss, w, o, Xs);
   Summary sd = solve(dense, *loss, w, o, Xd);
@@ -422,6 +437,45 @@ TEST(SparseVersusDense, DistanceTermsSameIterates) {
   sparse.terms = distance_terms(d);
   dense.terms = std::make_shared<DenseTerms>(d.n, distance_matrices(d), d.targets);
   expect_same_iterates(sparse, dense, "l1", 10, 6);
+}
+
+// Check 5 for the MVU mixture (sdprl/terms/composite_terms.h): distance terms plus the rank-one
+// centering term with A = -I, against the same Q as dense terms and A as a dense matrix.
+TEST(SparseVersusDense, MvuCompositeSameIterates) {
+  EntryData d = random_pairs(10, 30, 33);
+  Model sparse, dense;
+  sparse.terms = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{
+      distance_terms(d), std::make_shared<RankOneTerms>(RankOneTerms::centering(d.n))});
+  sparse.quadratic = std::make_shared<ScaledIdentityRegularizer>(d.n, -1.0);
+  std::vector<Eigen::MatrixXd> Q = distance_matrices(d);
+  Q.push_back(Eigen::MatrixXd::Ones(d.n, d.n));
+  Vector t(d.targets.size() + 1);
+  t << d.targets, 0.0;
+  dense.terms = std::make_shared<DenseTerms>(d.n, Q, t);
+  dense.quadratic = std::make_shared<DenseRegularizer>(-Eigen::MatrixXd::Identity(d.n, d.n));
+  expect_same_iterates(sparse, dense, "l1", 10, 7, {0.4, 0.05});
+}
+
+// Check 5 for general rank-one terms with a low-rank PSD A (exact A_+: no diagonal majorant in the
+// coupled mode) against dense terms and a dense A.
+TEST(SparseVersusDense, RankOneLowRankSameIterates) {
+  std::mt19937_64 rng(34);
+  const Index n = 8;
+  const Matrix U = random_matrix(n, 2, 1.0, rng), V = random_matrix(n, 2, 1.0, rng);
+  std::vector<Vector> a;
+  std::vector<Eigen::MatrixXd> Q;
+  Vector t(4);
+  for (Index k = 0; k < 4; ++k) {
+    a.push_back(random_matrix(n, 1, 1.0, rng).col(0));
+    Q.push_back(a.back() * a.back().transpose());
+    t[k] = (a.back().transpose() * V).squaredNorm() + (k == 1 ? 6.0 : 0.0);
+  }
+  Model sparse, dense;
+  sparse.terms = std::make_shared<RankOneTerms>(n, a, t);
+  sparse.quadratic = std::make_shared<LowRankRegularizer>(Eigen::MatrixXd(U), 1.0);
+  dense.terms = std::make_shared<DenseTerms>(n, Q, t);
+  dense.quadratic = std::make_shared<DenseRegularizer>(Eigen::MatrixXd(U) * Eigen::MatrixXd(U).transpose());
+  expect_same_iterates(sparse, dense, "leaky-mcp", 10, 8, {0.4, 0.3});
 }
 
 // The entry family's maps against the dense reference: evaluate, the adjoint identity

@@ -4,87 +4,54 @@
 // H = I - 1 1^T / n the centering matrix.
 //
 // Nothing n x n is formed: with C = H Y (n x c, the one-hot matrix with each column's mean
-// removed), Kbar = C C^T and
-//     A X = -C (C^T X)                          O(n c r) time, O(n c) memory.
-// Kbar is PSD, so A is negative semidefinite and A_+ = 0: the A-term is concave and the MM
-// surrogate only linearises it (its curvature contribution is zero).
+// removed), Kbar = C C^T, so A is the public low-rank piece sdprl::LowRankRegularizer with factor C
+// and sign -1 (A X = -C (C^T X), O(n c r)). Kbar is PSD, so A_+ = 0: the MM surrogate only
+// linearises the A-term.
 //
 // The nonzero eigenvalues of Kbar are those of the c x c matrix C^T C = diag(n_c) - n n^T / n
-// (n_c the class sizes), at most max_c n_c. top_eigenvalue() returns the largest: the quadratic
-// part (gamma/2)<X, A X> + (lambda/2)||X||^2 of the objective is convex exactly when
-// lambda >= gamma * top_eigenvalue().
+// (n_c the class sizes), at most max_c n_c; LowRankRegularizer::spectral_norm() returns the
+// largest. The quadratic part (gamma/2)<X, A X> + (lambda/2)||X||^2 is convex exactly when
+// lambda >= gamma * spectral_norm().
 //
 // Header-only so that tests can check it against the dense definition without loading the plugin.
 #pragma once
 
 #include <Eigen/Dense>
-#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sdprl/error.h"
-#include "sdprl/regularizer.h"
+#include "sdprl/regularizers/low_rank_regularizer.h"
 #include "sdprl/types.h"
 
 namespace sdprl::cmvu {
 
-class CenteredKernelRegularizer final : public Regularizer {
- public:
-  // `classes[i]` in [0, num_classes) is the class of sample i. A class without samples gives a
-  // zero column (it changes nothing).
-  CenteredKernelRegularizer(const std::vector<std::int32_t>& classes, Index num_classes)
-      : n_(static_cast<Index>(classes.size())) {
-    if (n_ < 1) throw Error("", "centered label kernel: no samples");
-    if (num_classes < 1) throw Error("", "centered label kernel: no classes");
-    // C = H Y: column k is the indicator of class k minus its mean n_k / n.
-    Eigen::VectorXd counts = Eigen::VectorXd::Zero(num_classes);
-    for (std::int32_t k : classes) {
-      if (k < 0 || k >= num_classes)
-        throw Error("", "centered label kernel: class index " + std::to_string(k) + " outside [0, " +
-                            std::to_string(num_classes) + ")");
-      counts[k] += 1.0;
-    }
-    C_ = Eigen::MatrixXd::Zero(n_, num_classes);
-    C_.rowwise() -= (counts / static_cast<double>(n_)).transpose();
-    for (Index i = 0; i < n_; ++i) C_(i, classes[static_cast<std::size_t>(i)]) += 1.0;
-    const Eigen::MatrixXd gram = C_.transpose() * C_;
-    top_eigenvalue_ = std::max(0.0, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gram, Eigen::EigenvaluesOnly)
-                                        .eigenvalues()
-                                        .maxCoeff());
+// C = H Y: column k is the indicator of class k minus its mean n_k / n. `classes[i]` in
+// [0, num_classes) is the class of sample i; a class without samples gives a zero column.
+inline Eigen::MatrixXd centered_one_hot(const std::vector<std::int32_t>& classes, Index num_classes) {
+  const Index n = static_cast<Index>(classes.size());
+  if (n < 1) throw Error("", "centered label kernel: no samples");
+  if (num_classes < 1) throw Error("", "centered label kernel: no classes");
+  Eigen::VectorXd counts = Eigen::VectorXd::Zero(num_classes);
+  for (std::int32_t k : classes) {
+    if (k < 0 || k >= num_classes)
+      throw Error("", "centered label kernel: class index " + std::to_string(k) + " outside [0, " +
+                          std::to_string(num_classes) + ")");
+    counts[k] += 1.0;
   }
+  Eigen::MatrixXd C = Eigen::MatrixXd::Zero(n, num_classes);
+  C.rowwise() -= (counts / static_cast<double>(n)).transpose();
+  for (Index i = 0; i < n; ++i) C(i, classes[static_cast<std::size_t>(i)]) += 1.0;
+  return C;
+}
 
-  std::string name() const override { return "centered-label-kernel"; }
-  Index dimension() const override { return n_; }
-
-  // out = A X = -C (C^T X).
-  void apply(const Matrix& X, Matrix& out) const override {
-    if (X.rows() != n_)
-      throw Error("", "centered label kernel: X has " + std::to_string(X.rows()) + " rows, expected " +
-                          std::to_string(n_));
-    const Eigen::MatrixXd CtX = C_.transpose() * X;  // c x r
-    out.resize(n_, X.cols());
-    out.noalias() = -(C_ * CtX);
-  }
-  // A = -Kbar is negative semidefinite.
-  bool positive_part_is_zero() const override { return true; }
-  void apply_positive(const Matrix& X, Matrix& out) const override { out.setZero(X.rows(), X.cols()); }
-  void positive_diagonal(Vector& d) const override { d.setZero(n_); }
-  // diag(0) - A_+ = 0 is PSD: the zero vector is an exact diagonal majorant.
-  bool positive_diagonal_majorant(Vector& d) const override {
-    d.setZero(n_);
-    return true;
-  }
-
-  // C = H Y (n x c).
-  const Eigen::MatrixXd& centered_labels() const { return C_; }
-  // The largest eigenvalue of Kbar = H T H (0 for a single class).
-  double top_eigenvalue() const { return top_eigenvalue_; }
-
- private:
-  Index n_;
-  Eigen::MatrixXd C_;
-  double top_eigenvalue_ = 0.0;
-};
+// A = -H T H = -C C^T.
+inline std::shared_ptr<LowRankRegularizer> centered_label_kernel(const std::vector<std::int32_t>& classes,
+                                                                 Index num_classes) {
+  return std::make_shared<LowRankRegularizer>(centered_one_hot(classes, num_classes), -1.0,
+                                              "centered-label-kernel");
+}
 
 }  // namespace sdprl::cmvu

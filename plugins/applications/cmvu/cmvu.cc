@@ -5,7 +5,8 @@
 //            + (lambda/2) ||X||_F^2
 //
 // i.e. distance terms Q = (e_i - e_j)(e_i - e_j)^T on neighbour pairs and A = -H T H with T = Y Y^T
-// the one-hot label kernel (centered_kernel.h, applied in O(n c r)).
+// the one-hot label kernel (centered_kernel.h: the public sdprl::LowRankRegularizer with
+// factor H Y and sign -1, applied in O(n c r)).
 //
 // Protocol (what the paper says, and what this plugin fixes where it is loose):
 //  * Neighbour pairs Omega: the symmetrised k-nearest-neighbour graph (sdprl::graph::knn_pairs) of
@@ -312,12 +313,12 @@ class Cmvu final : public Application {
         median(std::vector<double>(train_clean.targets.data(), train_clean.targets.data() + train_clean.targets.size()));
     const Index corrupted_pairs = (train.targets.array() != train_clean.targets.array()).count();
 
-    auto kernel = std::make_shared<CenteredKernelRegularizer>(classes, num_classes);
+    auto kernel = centered_label_kernel(classes, num_classes);
 
     Model model;
     model.application = name();
     model.default_gamma = kPaperGamma;
-    model.default_lambda = std::max(kDefaultLambda, kLambdaMargin * kPaperGamma * kernel->top_eigenvalue());
+    model.default_lambda = std::max(kDefaultLambda, kLambdaMargin * kPaperGamma * kernel->spectral_norm());
     model.default_rank = rank;
     model.facts = {{"n", static_cast<double>(n)},
                    {"d", static_cast<double>(d)},
@@ -332,7 +333,7 @@ class Cmvu final : public Application {
                    {"data_scale", scale},
                    {"median_clean_distance", median_clean_target},
                    {"median_train_target", median_train_target},
-                   {"kernel_top_eigenvalue", kernel->top_eigenvalue()}};
+                   {"kernel_top_eigenvalue", kernel->spectral_norm()}};
     model.terms = std::make_shared<DistanceTerms>(n, std::move(train.rows), std::move(train.cols), std::move(train.targets));
     model.quadratic = std::move(kernel);
     model.evaluator = std::make_shared<CmvuEvaluator>(std::move(validation), std::move(test));

@@ -54,6 +54,7 @@
 #include "sdprl/error.h"
 #include "sdprl/io/libsvm.h"
 #include "sdprl/plugin.h"
+#include "sdprl/regularizers/low_rank_regularizer.h"
 #include "sdprl/terms/all_entries_terms.h"
 
 namespace sdprl::sparse_pca {
@@ -62,41 +63,14 @@ namespace {
 constexpr double kPaperGamma = 10.0, kPaperLambda = 0.0;
 constexpr std::int64_t kDefaultRank = 50;
 
-// A = -Sigma = -S^T S / N for the N x n normalised, centered samples S: negative semidefinite, so
-// it adds no curvature to B (A_+ = 0) and its exact diagonal majorant is 0.
-class NegativeCovariance final : public Regularizer {
- public:
-  explicit NegativeCovariance(Eigen::MatrixXd scaled) : S_(std::move(scaled)) {}
-  std::string name() const override { return "negative-covariance"; }
-  Index dimension() const override { return S_.cols(); }
-  void apply(const Matrix& X, Matrix& out) const override {
-    const Eigen::MatrixXd SX = S_ * X;  // N x r
-    out.resize(X.rows(), X.cols());
-    out.noalias() = -(S_.transpose() * SX);
-  }
-  bool positive_part_is_zero() const override { return true; }
-  void apply_positive(const Matrix& X, Matrix& out) const override { out.setZero(X.rows(), X.cols()); }
-  void positive_diagonal(Vector& d) const override { d.setZero(S_.cols()); }
-  bool positive_diagonal_majorant(Vector& d) const override {
-    d.setZero(S_.cols());
-    return true;
-  }
-  // Sigma X.
-  Matrix covariance_times(const Matrix& X) const {
-    const Eigen::MatrixXd SX = S_ * X;
-    return S_.transpose() * SX;
-  }
-
- private:
-  Eigen::MatrixXd S_;  // samples / sqrt(N), so that Sigma = S^T S
-};
-
 class SparsePcaEvaluator final : public Evaluator {
  public:
-  SparsePcaEvaluator(std::shared_ptr<const NegativeCovariance> sigma, double zero_tolerance)
-      : sigma_(std::move(sigma)), zero_tolerance_(zero_tolerance) {}
+  SparsePcaEvaluator(std::shared_ptr<const LowRankRegularizer> minus_sigma, double zero_tolerance)
+      : minus_sigma_(std::move(minus_sigma)), zero_tolerance_(zero_tolerance) {}
   std::vector<Metric> evaluate(const Matrix& X) const override {
-    const double variance = X.cwiseProduct(sigma_->covariance_times(X)).sum();
+    Matrix AX;
+    minus_sigma_->apply(X, AX);
+    const double variance = -X.cwiseProduct(AX).sum();  // tr(X^T Sigma X)
     // max |Z_ij| = max_i Z_ii for a PSD Z.
     const double zmax = X.rowwise().squaredNorm().maxCoeff();
     const double threshold = zero_tolerance_ * zmax;
@@ -114,7 +88,7 @@ class SparsePcaEvaluator final : public Evaluator {
   }
 
  private:
-  std::shared_ptr<const NegativeCovariance> sigma_;
+  std::shared_ptr<const LowRankRegularizer> minus_sigma_;
   double zero_tolerance_;
 };
 
@@ -163,7 +137,9 @@ class SparsePca final : public Application {
     const Eigen::MatrixXd directions = svd.matrixV();  // n x min(N, n)
     const double total_variance = S.squaredNorm();
 
-    auto sigma = std::make_shared<NegativeCovariance>(std::move(S));
+    // A = -Sigma = -U U^T with U = S^T (n x N): negative semidefinite, so it adds no curvature to
+    // B (A_+ = 0) and is applied in O(n N r).
+    auto sigma = std::make_shared<LowRankRegularizer>(S.transpose(), -1.0, "negative-covariance");
     Model model;
     model.application = name();
     model.default_gamma = kPaperGamma;

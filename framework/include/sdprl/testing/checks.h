@@ -1,9 +1,12 @@
 // Test helpers for plugin authors (as Ceres ships for users' own subclasses): call them from your
-// own tests (GoogleTest or any other) on your Loss or ConstraintSet. Each returns "" when the
-// check passes, else a message naming the first failure. Header-only, no test framework needed.
+// own tests (GoogleTest or any other) on your Loss, ConstraintSet, Regularizer or whole Model. Each
+// returns "" when the check passes, else a message naming the first failure. Header-only, no test
+// framework needed.
 //
 //   EXPECT_EQ(sdprl::testing::check_loss(MyLoss(2.0)), "");
 //   EXPECT_EQ(sdprl::testing::check_constraint_set(my_terms, dense_Q), "");
+//   EXPECT_EQ(sdprl::testing::check_regularizer(my_A, dense_A), "");
+//   EXPECT_EQ(sdprl::testing::check_majoriser(my_model, loss, {lambda, gamma}), "");
 #pragma once
 
 #include <Eigen/Dense>
@@ -16,6 +19,10 @@
 #include "sdprl/constraint_set.h"
 #include "sdprl/loss.h"
 #include "sdprl/loss_check.h"
+#include "sdprl/model.h"
+#include "sdprl/regularizer.h"
+#include "sdprl/solver.h"
+#include "sdprl/surrogate.h"
 
 namespace sdprl::testing {
 
@@ -38,8 +45,9 @@ inline std::string check_loss(const Loss& loss, double max_a = 100.0, double rel
 
 // A ConstraintSet against dense reference matrices Q[k] (the terms it claims to represent):
 // values <X, Q_k X>, targets' length, the adjoint identity of every linearisation
-// <P(D), y> = <D, P*(y)>, and the curvature C = sum w |sym Q| against the eigen-split reference
-// (exact in coupled mode; in row-split mode C may be a larger, majorising curvature).
+// <P(D), y> = <D, P*(y)>, the curvature C = sum w |sym Q| against the eigen-split reference
+// (exact in coupled mode; in row-split mode C may be a larger, majorising curvature), and the
+// claims curvature_is_diagonal() and rows_decoupled() against C and P*P.
 inline std::string check_constraint_set(const ConstraintSet& set, const std::vector<Eigen::MatrixXd>& Q,
                                         Index rank = 3, unsigned seed = 1) {
   std::ostringstream os;
@@ -99,6 +107,142 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
       if (!(q >= q_ref - 1e-10 * (1.0 + std::abs(q_ref)))) {
         os << "row-split: curvature <D, C D> = " << q << " is below <D, sum w |sym Q| D> = " << q_ref;
         return os.str();
+      }
+    }
+    // The flags the ADMM trusts: a diagonal C must be diag(curvature_diagonal()), and with
+    // rows_decoupled() P*P must be exactly the row blocks of gram_row_blocks() (the Xt-step then
+    // solves them directly instead of running CG).
+    Vector diag;
+    lin->curvature_diagonal(diag);
+    if (diag.size() != n) {
+      os << to_string(mode) << ": curvature_diagonal has length " << diag.size() << ", expected " << n;
+      return os.str();
+    }
+    if (lin->curvature_is_diagonal() && !((cd - diag.asDiagonal() * D).norm() <= 1e-10 * (1.0 + cd.norm()))) {
+      os << to_string(mode) << ": curvature_is_diagonal() but C D != diag(curvature_diagonal()) D";
+      return os.str();
+    }
+    if (lin->rows_decoupled()) {
+      Matrix blocks, E = Matrix::Zero(n, rank), PtP;
+      lin->gram_row_blocks(blocks);
+      for (Index i = 0; i < n; ++i) {
+        for (Index c = 0; c < rank; ++c) {
+          E(i, c) = 1.0;
+          lin->apply(E, pd);
+          lin->apply_adjoint(pd, PtP);
+          E(i, c) = 0.0;
+          Matrix expected = Matrix::Zero(n, rank);
+          expected.row(i) = blocks.middleRows(i * rank, rank).col(c).transpose();
+          if (!((PtP - expected).norm() <= 1e-10 * (1.0 + PtP.norm()))) {
+            os << to_string(mode) << ": rows_decoupled() but P*P e_(" << i << "," << c
+               << ") differs from the row block of gram_row_blocks() by " << (PtP - expected).norm();
+            return os.str();
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// A Regularizer against its dense A (symmetric n x n): A X, A_+ X and diag(A_+) against the
+// eigen-split A_+, positive_part_is_zero() only when A_+ = 0, and a diagonal majorant d, when
+// offered, with diag(d) - A_+ PSD (else the row-split surrogate would not majorise).
+inline std::string check_regularizer(const Regularizer& reg, const Eigen::MatrixXd& A, Index rank = 3,
+                                     unsigned seed = 1) {
+  std::ostringstream os;
+  const Index n = A.rows();
+  if (reg.dimension() != n) {
+    os << "dimension() = " << reg.dimension() << ", reference " << n;
+    return os.str();
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (A + A.transpose()));
+  const Eigen::MatrixXd A_plus =
+      eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).asDiagonal() * eig.eigenvectors().transpose();
+  const double tol = 1e-10 * (1.0 + A.norm());
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  Matrix X(n, rank);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < rank; ++j) X(i, j) = normal(rng);
+  Matrix out;
+  reg.apply(X, out);
+  if (!(out.rows() == n && out.cols() == rank && (out - A * X).norm() <= tol * (1.0 + X.norm()))) {
+    os << "apply: A X differs from the reference";
+    return os.str();
+  }
+  reg.apply_positive(X, out);
+  if (!(out.rows() == n && out.cols() == rank && (out - A_plus * X).norm() <= tol * (1.0 + X.norm()))) {
+    os << "apply_positive: A_+ X differs from the eigen-split reference (largest eigenvalue of A "
+       << eig.eigenvalues().maxCoeff() << ")";
+    return os.str();
+  }
+  if (reg.positive_part_is_zero() && A_plus.norm() > tol) {
+    os << "positive_part_is_zero() but A has the positive eigenvalue " << eig.eigenvalues().maxCoeff();
+    return os.str();
+  }
+  Vector d;
+  reg.positive_diagonal(d);
+  if (!(d.size() == n && (d - A_plus.diagonal()).norm() <= tol)) {
+    os << "positive_diagonal differs from diag(A_+)";
+    return os.str();
+  }
+  if (reg.positive_diagonal_majorant(d)) {
+    if (d.size() != n) {
+      os << "positive_diagonal_majorant: length " << d.size() << ", expected " << n;
+      return os.str();
+    }
+    const Eigen::MatrixXd gap = Eigen::MatrixXd(d.asDiagonal()) - A_plus;
+    const double low = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gap, Eigen::EigenvaluesOnly).eigenvalues().minCoeff();
+    if (!(low >= -tol)) {
+      os << "positive_diagonal_majorant: diag(d) - A_+ has the negative eigenvalue " << low;
+      return os.str();
+    }
+  }
+  return {};
+}
+
+// A whole Model with a loss: for both split modes and random iterates X_k, the surrogate of one MM
+// step touches F at 0, H(0) = F(X_k), and majorises it, H(D) >= F(X_k + D), for random steps D at
+// scales 1e-3 .. 3 (algorithm.md section 6, check 1). This is what every term family, regularizer
+// and their mixture must satisfy for the MM to descend.
+inline std::string check_majoriser(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                                   Index rank = 2, unsigned seed = 1, int steps_per_scale = 50) {
+  std::ostringstream os;
+  const Index n = model.terms->dimension();
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  auto random = [&](double scale) {
+    Matrix M(n, rank);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < rank; ++j) M(i, j) = scale * normal(rng);
+    return M;
+  };
+  for (SplitMode mode : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+    for (int trial = 0; trial < 3; ++trial) {
+      Matrix Xk = random(1.0);
+      if (model.constraint) model.constraint->project(Xk);
+      Surrogate H(model, loss, weights, mode, rank);
+      H.update(Xk);
+      const double f0 = objective(model, loss, weights, Xk), h0 = H.value(Matrix::Zero(n, rank));
+      if (!(std::abs(h0 - f0) <= 1e-9 * (1.0 + std::abs(f0)))) {
+        os << to_string(mode) << ": H(0) = " << h0 << " but F(X_k) = " << f0;
+        return os.str();
+      }
+      for (double scale : {1e-3, 1e-2, 0.1, 0.5, 1.0, 3.0}) {
+        for (int s = 0; s < steps_per_scale; ++s) {
+          Matrix D = random(scale);
+          if (model.constraint) {  // steps to feasible points only: iota_K is +inf elsewhere
+            Matrix Y = Xk + D;
+            model.constraint->project(Y);
+            D = Y - Xk;
+          }
+          const double h = H.value(D), f = objective(model, loss, weights, Xk + D);
+          if (!(h >= f - 1e-9 * (1.0 + std::abs(f)))) {
+            os << to_string(mode) << ": H(D) = " << h << " < F(X_k + D) = " << f << " at step scale " << scale;
+            return os.str();
+          }
+        }
       }
     }
   }
