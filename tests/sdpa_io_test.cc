@@ -185,6 +185,16 @@ TEST_F(SdpaFile, ExportHasTheL1ProblemsBlocksAndSigns) {
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("n = 3 exceeds 2"), std::string::npos) << err.what();
   }
+  // 200,000 terms on n = 1000 (m^2 n = 4e13): refused at once, not probed for hours.
+  Model big;
+  big.terms = entry_terms(random_entries(1000, 200000, 3));
+  try {
+    io::l1_problem_as_sdpa(big, {1.0, 0.0});
+    ADD_FAILURE() << "a 4e13-operation probe was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("m = 200000 terms on n = 1000 would take about"), std::string::npos)
+        << err.what();
+  }
 }
 
 }  // namespace

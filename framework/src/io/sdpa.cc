@@ -163,7 +163,8 @@ SdpaProblem read_sdpa(const std::filesystem::path& file) {
     std::vector<Token> t;
     while (in.has_token()) t.push_back(in.take());
     if (t.size() != 5)
-      in.fail("expected an entry 'matno blkno i j value' (5 numbers), got " + std::to_string(t.size()) + " fields",
+      in.fail("expected an entry 'matno blkno i j value' (5 numbers), got " + std::to_string(t.size()) +
+                  " fields (only SDPA's sparse format, .dat-s, is read)",
               t.size() > 5 ? t[5].column : 0);
     const std::int64_t mat = in.integer(t[0], "matrix number");
     if (mat < 0 || mat > p.m)

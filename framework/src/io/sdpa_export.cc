@@ -1,5 +1,6 @@
 // The convex l1 problem of any model, in SDPA form (see l1_problem_as_sdpa in sdprl/io/sdpa.h).
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "sdprl/error.h"
@@ -20,6 +21,19 @@ SdpaProblem l1_problem_as_sdpa(const Model& model, const RegularizationWeights& 
                         "; the export probes each Q_tau as a dense n x n matrix (O(m n^2)) and an "
                         "interior-point solver could not take such a problem anyway");
   if (m < 1) throw Error("", "export: the model has no terms (SDPA needs m >= 1)");
+  // The probe's work for the sparse families (see sdpa.h); beyond this budget it would run for
+  // minutes to hours, and no SDP solver could take the result (its Schur complement is m x m).
+  constexpr double kMaxProbeWork = 2e10;
+  const double work = static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(n) +
+                      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(n);
+  if (work > kMaxProbeWork) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1e", work);
+    throw Error("", "export: m = " + std::to_string(m) + " terms on n = " + std::to_string(n) +
+                        " would take about m^2 n + m n^2 = " + buf +
+                        " operations to probe (limit 2e10), and an SDP solver an m x m Schur complement; "
+                        "export a smaller instance");
+  }
   if (!(weights.lambda >= 0.0) || !(weights.gamma >= 0.0) || !std::isfinite(weights.lambda) ||
       !std::isfinite(weights.gamma))
     throw Error("", "export: lambda and gamma must be finite and >= 0");

@@ -75,8 +75,9 @@ SDPRL_API void write_sdpa(const std::filesystem::path& file, const SdpaProblem& 
 // cost is the family's (entry, distance, sparse matrix terms: O(m n) each, so O(m^2 n) in all;
 // dense terms O(m n^3) each). An interior-point solver of the result costs O(m^2 n^2 + m^3) per
 // iteration, so the probe is not the bottleneck of an export-and-solve. Refused (sdprl::Error):
-// n > max_dimension, and a model with a constraint on X (X >= 0 makes Z completely positive, which
-// is not an SDP constraint).
+// n > max_dimension; m^2 n + m n^2 > 2e10 (e.g. models/quickstart.toml, m = 31,000 terms on
+// n = 500: hours of probing, and no SDP solver could take the result); a model with a constraint
+// on X (X >= 0 makes Z completely positive, which is not an SDP constraint).
 SDPRL_API SdpaProblem l1_problem_as_sdpa(const Model& model, const RegularizationWeights& weights,
                                          Index max_dimension = 2000);
 
