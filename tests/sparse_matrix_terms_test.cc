@@ -74,7 +74,8 @@ TEST(SparseMatrixTerms, PassesThePluginAuthorChecks) {
 }
 
 // Values, adjoint and exact coupled curvature against DenseTerms on the same Q (the dense family
-// eigen-splits every sym(Q)); a support wider than kMaxExactSupport falls back to Gershgorin.
+// eigen-splits every sym(Q)); a support wider than kMaxExactSupport (200 rows here) keeps the
+// Gershgorin diagonal.
 TEST(SparseMatrixTerms, CoupledCurvatureIsTheExactAbsoluteValue) {
   const SparseData d = random_sparse(10, 25, 3);
   const SparseMatrixTerms sparse(d.n, d.Q, d.t);
@@ -108,8 +109,15 @@ TEST(SparseMatrixTerms, CoupledCurvatureIsTheExactAbsoluteValue) {
   std::vector<std::vector<Entry>> wide(1);
   for (int i = 0; i + 1 < 200; ++i) wide[0].push_back({i, i + 1, 1.0});
   const SparseMatrixTerms big(200, wide, Vector::Ones(1));
-  EXPECT_EQ(big.abs_kind(0), SparseMatrixTerms::AbsKind::kGershgorin);
-  EXPECT_EQ(sparse.abs_kind(0), SparseMatrixTerms::AbsKind::kDiagonal);
+  auto lb = big.make_linearization(SplitMode::kCoupled);
+  lb->update(Matrix::Ones(200, 1), Vector::Constant(1, 2.0), Vector::Zero(1));
+  EXPECT_TRUE(lb->curvature_is_diagonal());  // the path's G: 1/2 at both ends, 1 inside, times w
+  Vector c;
+  lb->curvature_diagonal(c);
+  EXPECT_EQ(c[0], 1.0);
+  EXPECT_EQ(c[100], 2.0);
+  EXPECT_EQ(c[199], 1.0);
+  EXPECT_FALSE(ls->curvature_is_diagonal());
 }
 
 // Row split: -G <= S <= G for the Gershgorin diagonal G of every term, also where G does not

@@ -25,10 +25,8 @@ class SparseMatrixLinearization final : public TermLinearization {
     owner_.resize(total);
     for (Index k = 0; k < m; ++k)
       for (Index q = terms.support_begin(k); q < terms.support_begin(k + 1); ++q) owner_[q] = static_cast<std::int32_t>(k);
-    has_blocks_ = false;
-    if (mode_ == SplitMode::kCoupled)
-      for (Index k = 0; k < m; ++k)
-        has_blocks_ = has_blocks_ || terms.abs_kind(k) == SparseMatrixTerms::AbsKind::kDenseBlock;
+    block_ptr_.assign(static_cast<std::size_t>(m), -1);
+    if (mode_ == SplitMode::kCoupled) make_abs_blocks();
   }
 
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
@@ -57,25 +55,23 @@ class SparseMatrixLinearization final : public TermLinearization {
         b_[k] = 0.5 * w[k] * r[k];
       }
     }
-    // Curvature: the diagonal part (all of C in row-split mode), and in coupled mode the dense
-    // |S_k| blocks, applied term by term in apply_curvature().
+    // Curvature: the diagonal part (all of C in row-split mode: sum w G; in coupled mode the
+    // terms without a dense |S| block, whose |S| = G or which keep G), and in coupled mode the
+    // dense |S_k| blocks, applied term by term in apply_curvature().
     diag_.setZero(n);
     full_diag_.setZero(n);
     const auto& g = terms_.gershgorin();
-    const auto& abs = terms_.abs_values();
     for (Index k = 0; k < m; ++k) {
       const Index base = terms_.support_begin(k), s = terms_.support_begin(k + 1) - base;
-      const auto kind = mode_ == SplitMode::kRowSplit ? SparseMatrixTerms::AbsKind::kGershgorin : terms_.abs_kind(k);
+      const Index block = block_ptr_[k];
       for (Index q = 0; q < s; ++q) {
         const Index i = support[base + q];
-        double c = 0.0;
-        switch (kind) {
-          case SparseMatrixTerms::AbsKind::kGershgorin: c = g[base + q]; break;
-          case SparseMatrixTerms::AbsKind::kDiagonal: c = abs[terms_.abs_begin(k) + q]; break;
-          case SparseMatrixTerms::AbsKind::kDenseBlock: c = abs[terms_.abs_begin(k) + q * s + q]; break;
+        if (block < 0) {
+          diag_[i] += w[k] * g[base + q];
+          full_diag_[i] += w[k] * g[base + q];
+        } else {
+          full_diag_[i] += w[k] * blocks_[block + q * s + q];
         }
-        full_diag_[i] += w[k] * c;
-        if (kind != SparseMatrixTerms::AbsKind::kDenseBlock) diag_[i] += w[k] * c;
       }
     }
   }
@@ -109,11 +105,11 @@ class SparseMatrixLinearization final : public TermLinearization {
     const auto& support = terms_.support_rows();
     Eigen::MatrixXd Dk, Ok;
     for (Index k = 0; k < terms_.size(); ++k) {
-      if (terms_.abs_kind(k) != SparseMatrixTerms::AbsKind::kDenseBlock) continue;
+      if (block_ptr_[k] < 0) continue;
       const Index base = terms_.support_begin(k), s = terms_.support_begin(k + 1) - base;
       Dk.resize(s, D.cols());
       for (Index q = 0; q < s; ++q) Dk.row(q) = D.row(support[base + q]);
-      const Eigen::Map<const Eigen::MatrixXd> A(terms_.abs_values().data() + terms_.abs_begin(k), s, s);
+      const Eigen::Map<const Eigen::MatrixXd> A(blocks_.data() + block_ptr_[k], s, s);
       Ok.noalias() = w_[k] * (A * Dk);
       for (Index q = 0; q < s; ++q) out.row(support[base + q]) += Ok.row(q);
     }
@@ -133,9 +129,36 @@ class SparseMatrixLinearization final : public TermLinearization {
   }
 
  private:
+  // |S_k| = V |Lambda| V^T of every term with off-diagonal entries and a support of at most
+  // kMaxExactSupport rows, column-major s x s at blocks_[block_ptr_[k]].
+  void make_abs_blocks() {
+    const auto& lrows = terms_.upper_local_rows();
+    const auto& lcols = terms_.upper_local_cols();
+    const auto& vals = terms_.upper_values();
+    for (Index k = 0; k < terms_.size(); ++k) {
+      const Index s = terms_.support_begin(k + 1) - terms_.support_begin(k);
+      bool diagonal = true;
+      for (Index e = terms_.entry_begin(k); e < terms_.entry_begin(k + 1); ++e) diagonal = diagonal && lrows[e] == lcols[e];
+      if (diagonal || s > SparseMatrixTerms::kMaxExactSupport) continue;
+      Eigen::MatrixXd S = Eigen::MatrixXd::Zero(s, s);
+      for (Index e = terms_.entry_begin(k); e < terms_.entry_begin(k + 1); ++e) {
+        S(lrows[e], lcols[e]) = vals[e];
+        S(lcols[e], lrows[e]) = vals[e];
+      }
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(S);
+      const Eigen::MatrixXd A =
+          eig.eigenvectors() * eig.eigenvalues().cwiseAbs().asDiagonal() * eig.eigenvectors().transpose();
+      block_ptr_[k] = static_cast<Index>(blocks_.size());
+      blocks_.insert(blocks_.end(), A.data(), A.data() + s * s);
+      has_blocks_ = true;
+    }
+  }
+
   const SparseMatrixTerms& terms_;
   SplitMode mode_;
   std::vector<std::int32_t> owner_;  // the term of each support position
+  std::vector<Index> block_ptr_;     // offset of term k's |S| block in blocks_, or -1
+  std::vector<double> blocks_;
   bool has_blocks_ = false;
   Matrix P_;
   Vector b_, w_, diag_, full_diag_;
@@ -153,7 +176,6 @@ SparseMatrixTerms::SparseMatrixTerms(Index n, const std::vector<std::vector<Entr
                         std::to_string(targets_.size()) + " targets");
   entry_ptr_.assign(1, 0);
   support_ptr_.assign(1, 0);
-  abs_ptr_.assign(1, 0);
   for (std::size_t k = 0; k < terms.size(); ++k) {
     if (!std::isfinite(targets_[static_cast<Index>(k)])) throw Error("", term_name(k) + ": target is not finite");
     // S = sym(Q) on the upper triangle: S_ii = Q_ii, S_ij = (Q_ij + Q_ji) / 2 for i < j.
@@ -167,7 +189,6 @@ SparseMatrixTerms::SparseMatrixTerms(Index n, const std::vector<std::vector<Entr
       upper[{key.first, key.second}] += e.row == e.col ? e.value : 0.5 * e.value;
     }
     std::vector<std::int32_t> support;
-    bool diagonal = true;
     for (const auto& [ij, v] : upper) {
       if (v == 0.0) continue;
       upper_rows_.push_back(ij.first);
@@ -175,7 +196,6 @@ SparseMatrixTerms::SparseMatrixTerms(Index n, const std::vector<std::vector<Entr
       upper_values_.push_back(v);
       support.push_back(ij.first);
       support.push_back(ij.second);
-      diagonal = diagonal && ij.first == ij.second;
     }
     if (upper_rows_.size() == static_cast<std::size_t>(entry_ptr_.back()))
       throw Error("", term_name(k) + ": sym(Q) is zero, so the term is the constant |t| (give it at least one "
@@ -199,26 +219,6 @@ SparseMatrixTerms::SparseMatrixTerms(Index n, const std::vector<std::vector<Entr
     gershgorin_.insert(gershgorin_.end(), g.begin(), g.end());
     entry_ptr_.push_back(static_cast<Index>(upper_rows_.size()));
     support_ptr_.push_back(base + s);
-
-    if (diagonal) {
-      // |S| of a diagonal S is diag |S_ii| (and equals the Gershgorin bound).
-      abs_kind_.push_back(AbsKind::kDiagonal);
-      abs_values_.insert(abs_values_.end(), g.begin(), g.end());
-    } else if (s <= kMaxExactSupport) {
-      abs_kind_.push_back(AbsKind::kDenseBlock);
-      Eigen::MatrixXd S = Eigen::MatrixXd::Zero(s, s);
-      for (Index e = entry_ptr_[k]; e < entry_ptr_[k + 1]; ++e) {
-        S(upper_local_rows_[e], upper_local_cols_[e]) = upper_values_[e];
-        S(upper_local_cols_[e], upper_local_rows_[e]) = upper_values_[e];
-      }
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(S);
-      const Eigen::MatrixXd A =
-          eig.eigenvectors() * eig.eigenvalues().cwiseAbs().asDiagonal() * eig.eigenvectors().transpose();
-      abs_values_.insert(abs_values_.end(), A.data(), A.data() + s * s);
-    } else {
-      abs_kind_.push_back(AbsKind::kGershgorin);
-    }
-    abs_ptr_.push_back(static_cast<Index>(abs_values_.size()));
   }
 }
 

@@ -19,9 +19,10 @@
 // distance terms G = 2 (e_i e_i^T + e_j e_j^T), the bound DistanceTerms' row split uses.
 //
 //  kCoupled:  one split term per term, P = w S X_k, b = w r / 2, C = sum w |S| (Prop. 2 exactly).
-//             |S| is kept as a dense s x s block for supports up to kMaxExactSupport rows (a
-//             diagonal S needs no block: |S| = diag |S_ii|); a larger support uses G instead (still
-//             a valid majoriser, no longer the exact Prop. 2 surrogate).
+//             The linearisation eigen-splits each S once and keeps |S| as a dense s x s block for
+//             supports up to kMaxExactSupport rows (at most 128^2 doubles per term, and only in
+//             this mode); a diagonal S needs no block (|S| = diag |S_ii| = G), and a larger support
+//             uses G (still a valid majoriser, no longer the exact Prop. 2 surrogate).
 //  kRowSplit: the linear part <D, P> = sum_{i in support} <d_i, p_i> splits by the triangle
 //             inequality, 2 |sum_i <d_i, p_i> + b| <= sum_i 2 |<d_i, p_i> + b / s|, into one
 //             half-term per support row, each touching one row of D, with offsets b / s of b's sign
@@ -80,21 +81,13 @@ class SDPRL_API SparseMatrixTerms final : public ConstraintSet {
   // Gershgorin bound g_i = sum_j |S_k,ij| per support row, aligned with support_rows().
   const std::vector<double>& gershgorin() const { return gershgorin_; }
 
-  // How term k's exact |S_k| is stored for the coupled curvature.
-  enum class AbsKind : std::uint8_t { kDiagonal, kDenseBlock, kGershgorin };
-  AbsKind abs_kind(Index k) const { return abs_kind_[k]; }
-  // kDiagonal: |S_ii| aligned with the support (in abs_values()); kDenseBlock: the s x s block
-  // (column-major, rows and columns in support order). Starts at abs_begin(k).
-  Index abs_begin(Index k) const { return abs_ptr_[k]; }
-  const std::vector<double>& abs_values() const { return abs_values_; }
 
  private:
   Index n_;
   Vector targets_;
-  std::vector<Index> entry_ptr_, support_ptr_, abs_ptr_;
+  std::vector<Index> entry_ptr_, support_ptr_;
   std::vector<std::int32_t> upper_rows_, upper_cols_, upper_local_rows_, upper_local_cols_, support_rows_;
-  std::vector<double> upper_values_, gershgorin_, abs_values_;
-  std::vector<AbsKind> abs_kind_;
+  std::vector<double> upper_values_, gershgorin_;
 };
 
 }  // namespace sdprl
