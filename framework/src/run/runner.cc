@@ -26,13 +26,12 @@ std::uint64_t read_seed(const ConfigTable& solver) {
 }
 
 // The steps shared by run_model() and load_model(): the TOML with its overrides, the plugin host
-// (--plugin-path, then [plugins] path) and the application plugin named by model.type.
+// (--plugin-path, then [plugins] path) and the application named by model.type.
 struct Setup {
   ConfigTable config;
   std::unique_ptr<PluginHost> host;
   ConfigTable model_table;
   std::string application;
-  std::shared_ptr<Application> app;
 };
 
 Setup open_model(const RunRequest& req) {
