@@ -393,33 +393,6 @@ TEST(MajorisationMinimisation, NeverRisesBeyondTolerance) {
   }
 }
 
-// Runs the same MM (coupled Xt-step, tight CG) on two models from the same start and expects the
-// same iterates: same ADMM counts per step, same objectives, same final factor.
-void expect_same_iterates(const Model& sparse, const Model& dense, const char* loss_name, int steps,
-                          unsigned seed, const RegularizationWeights& w = {0.4, 0.0}) {
-  auto loss = load_loss(loss_name);
-  std::mt19937_64 rng(seed);
-  const Matrix X0 = random_matrix(sparse.terms->dimension(), 2, 1.0, rng);
-  SolverOptions o;
-  o.rank = 2;
-  o.verbose = false;
-  o.init = InitKind::kGiven;
-  o.max_mm_iterations = steps;
-  o.relative_tolerance = 0.0;
-  o.admm.split = SplitMode::kCoupled;
-  o.admm.cg_tolerance = 1e-12;
-  o.admm.cg_max_iterations = 2000;
-  Matrix Xs = X0, Xd = X0;
-  Summary ss = solve(sparse, *loss, w, o, Xs);
-  Summary sd = solve(dense, *loss, w, o, Xd);
-  ASSERT_EQ(ss.trace.size(), sd.trace.size());
-  for (std::size_t k = 0; k < ss.trace.size(); ++k) {
-    EXPECT_EQ(ss.trace[k].admm_iterations, sd.trace[k].admm_iterations) << "MM step " << k + 1;
-    EXPECT_NEAR(ss.trace[k].objective, sd.trace[k].objective, 1e-8 * std::abs(sd.trace[k].objective));
-  }
-  EXPECT_LE((Xs - Xd).norm(), 1e-7 * Xd.norm());
-}
-
 // Check 5: the sparse path (entry terms, coupled Xt-step) and the dense path (the same entries as
 // dense Q) give the same iterates.
 TEST(SparseVersusDense, SameIterates) {
@@ -453,7 +426,7 @@ TEST(SparseVersusDense, MvuCompositeSameIterates) {
   t << d.targets, 0.0;
   dense.terms = std::make_shared<DenseTerms>(d.n, Q, t);
   dense.quadratic = std::make_shared<DenseRegularizer>(-Eigen::MatrixXd::Identity(d.n, d.n));
-  expect_same_iterates(sparse, dense, "l1", 10, 7, {0.4, 0.05});
+  expect_same_iterates(sparse, dense, "l1", 10, 7, SplitMode::kCoupled, {0.4, 0.05});
 }
 
 // Check 5 for general rank-one terms with a low-rank PSD A (exact A_+: no diagonal majorant in the
@@ -475,7 +448,7 @@ TEST(SparseVersusDense, RankOneLowRankSameIterates) {
   sparse.quadratic = std::make_shared<LowRankRegularizer>(Eigen::MatrixXd(U), 1.0);
   dense.terms = std::make_shared<DenseTerms>(n, Q, t);
   dense.quadratic = std::make_shared<DenseRegularizer>(Eigen::MatrixXd(U) * Eigen::MatrixXd(U).transpose());
-  expect_same_iterates(sparse, dense, "leaky-mcp", 10, 8, {0.4, 0.3});
+  expect_same_iterates(sparse, dense, "leaky-mcp", 10, 8, SplitMode::kCoupled, {0.4, 0.3});
 }
 
 // The entry family's maps against the dense reference: evaluate, the adjoint identity

@@ -1,6 +1,8 @@
 // Small random models for the mathematical tests (algorithm.md section 6).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <Eigen/Dense>
 #include <memory>
 #include <random>
@@ -11,6 +13,7 @@
 #include "sdprl/model.h"
 #include "sdprl/plugin_host.h"
 #include "sdprl/regularizer.h"
+#include "sdprl/solver.h"
 #include "sdprl/terms/dense_terms.h"
 #include "sdprl/terms/distance_terms.h"
 #include "sdprl/terms/entry_terms.h"
@@ -151,6 +154,34 @@ inline Matrix random_matrix(Index n, Index r, double scale, std::mt19937_64& rng
 inline std::shared_ptr<Loss> load_loss(const std::string& name) {
   static PluginHost host({SDPRL_PLUGIN_BUILD_DIR});
   return host.create_loss(name, ConfigTable());
+}
+
+// Runs the same MM (tight CG) on two models from the same start and expects the same iterates:
+// same ADMM counts per step, same objectives, same final factor (algorithm.md check 5).
+inline void expect_same_iterates(const Model& a, const Model& b, const char* loss_name, int steps, unsigned seed,
+                                 SplitMode split = SplitMode::kCoupled,
+                                 const RegularizationWeights& w = {0.4, 0.0}) {
+  auto loss = load_loss(loss_name);
+  std::mt19937_64 rng(seed);
+  const Matrix X0 = random_matrix(a.terms->dimension(), 2, 1.0, rng);
+  SolverOptions o;
+  o.rank = 2;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = steps;
+  o.relative_tolerance = 0.0;
+  o.admm.split = split;
+  o.admm.cg_tolerance = 1e-12;
+  o.admm.cg_max_iterations = 2000;
+  Matrix Xa = X0, Xb = X0;
+  const Summary sa = solve(a, *loss, w, o, Xa);
+  const Summary sb = solve(b, *loss, w, o, Xb);
+  ASSERT_EQ(sa.trace.size(), sb.trace.size());
+  for (std::size_t k = 0; k < sa.trace.size(); ++k) {
+    EXPECT_EQ(sa.trace[k].admm_iterations, sb.trace[k].admm_iterations) << "MM step " << k + 1;
+    EXPECT_NEAR(sa.trace[k].objective, sb.trace[k].objective, 1e-8 * std::abs(sb.trace[k].objective));
+  }
+  EXPECT_LE((Xa - Xb).norm(), 1e-7 * Xb.norm());
 }
 
 }  // namespace sdprl::testing_support

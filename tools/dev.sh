@@ -14,6 +14,8 @@ type=${SDPRL_BUILD_TYPE:-Release}
 packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-program-options-dev
           libboost-graph-dev libboost-iostreams-dev libeigen3-dev libtomlplusplus-dev libspectra-dev liblbfgspp-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev gzip bzip2)  # the last two: tests compress files
+# The interior-point SDP solver that the global-optimality test (tests/sdpa_global_test.cc) compares with.
+packages+=(sdpa)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,16 +1,20 @@
 // sdprl: the command-line program.
 //   sdprl run MODEL.toml [--set KEY=VALUE ...] [--out DIR] [--plugin-path DIR ...] [--quiet]
 //   sdprl plugins [--plugin-path DIR ...]
+//   sdprl export-sdpa MODEL.toml -o FILE.dat-s [--set KEY=VALUE ...] [--plugin-path DIR ...]
 // Errors in the model, its data or the plugins print one message "sdprl: error: WHERE: WHAT" and
 // exit with status 2; a run that ends without a usable result exits with status 3.
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sdprl/error.h"
+#include "sdprl/io/sdpa.h"
 #include "sdprl/plugin_host.h"
 #include "sdprl/runner.h"
 
@@ -27,6 +31,9 @@ const char* kUsage =
     "commands:\n"
     "  run MODEL.toml    solve the model; write summary.json, trace.csv, X.mtx\n"
     "  plugins           list the plugins found (name, kind, version, file)\n"
+    "  export-sdpa MODEL.toml -o FILE.dat-s\n"
+    "                    write the model's convex l1 problem in Z = X X^T as an SDPA sparse file\n"
+    "                    (takes --set and --plugin-path; needs one lambda, n <= 2000)\n"
     "  help              this text\n"
     "\n"
     "run options:\n"
@@ -37,6 +44,20 @@ const char* kUsage =
     "\n"
     "Plugins are searched in: --plugin-path, [plugins] path in the model, $SDPRL_PLUGIN_PATH,\n"
     "next to the executable (../lib/sdprl/plugins), the install prefix.\n";
+
+// KEY=VALUE strings of --set, split at the first '='.
+std::vector<std::pair<std::string, std::string>> overrides_of(const po::variables_map& vm) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (vm.count("set")) {
+    for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw sdprl::Error("--set " + kv, "expected KEY=VALUE, e.g. --set loss.type=l1");
+      out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  return out;
+}
 
 int run(const std::vector<std::string>& args) {
   po::options_description desc("run options");
@@ -52,14 +73,7 @@ int run(const std::vector<std::string>& args) {
 
   sdprl::RunRequest req;
   req.model_file = vm["model"].as<std::string>();
-  if (vm.count("set")) {
-    for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw sdprl::Error("--set " + kv, "expected KEY=VALUE, e.g. --set loss.type=l1");
-      req.overrides.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
+  req.overrides = overrides_of(vm);
   if (vm.count("out")) req.output_directory = vm["out"].as<std::string>();
   if (vm.count("plugin-path"))
     for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
@@ -78,6 +92,41 @@ int run(const std::vector<std::string>& args) {
   for (const sdprl::Metric& m : r.summary.metrics) std::printf("%s = %.6g\n", m.name.c_str(), m.value);
   std::printf("output = %s\n", r.output_directory.string().c_str());
   return r.summary.usable() ? 0 : 3;
+}
+
+// export-sdpa: the model as `run` builds it, its l1 problem written by sdprl::io (sdprl/io/sdpa.h).
+int export_sdpa(const std::vector<std::string>& args) {
+  po::options_description desc("export-sdpa options");
+  desc.add_options()("set", po::value<std::vector<std::string>>()->composing(), "")(
+      "output,o", po::value<std::string>(), "")("plugin-path", po::value<std::vector<std::string>>()->composing(), "")(
+      "model", po::value<std::string>(), "");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  if (!vm.count("model") || !vm.count("output"))
+    throw sdprl::Error("", "sdprl export-sdpa: expected MODEL.toml -o FILE.dat-s\n\n" + std::string(kUsage));
+  sdprl::RunRequest req;
+  req.model_file = vm["model"].as<std::string>();
+  req.overrides = overrides_of(vm);
+  if (vm.count("plugin-path"))
+    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
+  const sdprl::LoadedModel loaded = sdprl::load_model(req);
+  if (loaded.lambdas.size() != 1)
+    throw sdprl::Error(loaded.lambda_where, "regularizer.lambda: export-sdpa needs one lambda, not a grid (e.g. "
+                                            "--set regularizer.lambda=1)");
+  const sdprl::RegularizationWeights weights{loaded.lambdas[0], loaded.gamma};
+  const sdprl::io::SdpaProblem p = sdprl::io::l1_problem_as_sdpa(loaded.model, weights);
+  const std::string out = vm["output"].as<std::string>();
+  std::ostringstream comment;
+  comment << std::setprecision(17) << "sdprl export-sdpa " << req.model_file.string() << " (" << loaded.application
+          << "): the l1 problem in Z = X X^T, lambda = " << weights.lambda << ", gamma = " << weights.gamma
+          << "\nblock 1: Z (n = " << p.blocks[0] << "); block 2: slacks p, q (m = " << p.m
+          << " each); optimum = -(l1 objective)";
+  sdprl::io::write_sdpa(out, p, comment.str());
+  std::printf("n = %ld\nm = %ld\nentries = %zu\noutput = %s\n", static_cast<long>(p.blocks[0]),
+              static_cast<long>(p.m), p.entries.size(), out.c_str());
+  return 0;
 }
 
 int plugins(const std::vector<std::string>& args) {
@@ -115,6 +164,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return run(args);
     if (command == "plugins") return plugins(args);
+    if (command == "export-sdpa") return export_sdpa(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sdprl/export.h"
+#include "sdprl/model.h"
 #include "sdprl/solver.h"
 
 namespace sdprl {
@@ -44,5 +45,18 @@ struct RunResult {
 // Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is
 // written; the output directory is checked for writability before the solve starts.
 SDPRL_API RunResult run_model(const RunRequest& request);
+
+// The model of a TOML file built exactly as run_model() builds it (same plugins, overrides and
+// solver.seed), with its [regularizer] weights, for commands that use the model without solving
+// it (`sdprl export-sdpa`). [loss], [solver] and [output] are not read (only solver.seed).
+struct LoadedModel {
+  Model model;
+  std::string application;
+  std::filesystem::path model_file;
+  std::vector<double> lambdas;  // [regularizer] lambda (a grid has several)
+  double gamma = 0.0;
+  std::string lambda_where;     // "file:line:column" of regularizer.lambda, for messages
+};
+SDPRL_API LoadedModel load_model(const RunRequest& request);
 
 }  // namespace sdprl

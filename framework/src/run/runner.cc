@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "sdprl/application.h"
 #include "sdprl/config.h"
@@ -18,6 +19,48 @@
 
 namespace sdprl {
 namespace {
+
+// solver.seed: it also seeds the synthetic data of the applications, so export-sdpa reads it too.
+std::uint64_t read_seed(const ConfigTable& solver) {
+  return static_cast<std::uint64_t>(solver.integer("seed", 1, NumberRule::non_negative()));
+}
+
+// The steps shared by run_model() and load_model(): the TOML with its overrides, the plugin host
+// (--plugin-path, then [plugins] path) and the application named by model.type.
+struct Setup {
+  ConfigTable config;
+  std::unique_ptr<PluginHost> host;
+  ConfigTable model_table;
+  std::string application;
+};
+
+Setup open_model(const RunRequest& req) {
+  Setup s;
+  s.config = ConfigTable::parse_file(req.model_file);
+  for (const auto& [key, value] : req.overrides) s.config.set(key, value);
+  std::vector<std::filesystem::path> plugin_paths = req.plugin_paths;
+  const ConfigTable plugins = s.config.table("plugins");
+  if (plugins.contains("path")) {
+    // [plugins] path = "dir" or ["dir", ...], relative to the model file.
+    if (plugins.is_array("path")) {
+      plugins.fail("path", "give one directory as a string (several: use SDPRL_PLUGIN_PATH)");
+    }
+    plugin_paths.push_back(*plugins.file("path"));
+  }
+  s.host = std::make_unique<PluginHost>(plugin_paths);
+  s.model_table = s.config.table("model");
+  s.application = s.model_table.require_string("type");
+  return s;
+}
+
+// [regularizer]: the lambda grid and gamma, with the model's defaults.
+std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& config, const Model& model) {
+  const ConfigTable reg = config.table("regularizer");
+  std::vector<double> lambdas = reg.numbers("lambda", {model.default_lambda}, NumberRule::non_negative());
+  if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
+  const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
+  return {std::move(lambdas), gamma};
+}
 
 // Reads [solver]; every key and its default is documented in sdprl/solver.h and README.md.
 SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
@@ -41,7 +84,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   }
   o.init_scale = t.number("init_scale", o.init_scale, NumberRule::positive());
   o.l1_warm_start = t.boolean("l1_warm_start", o.l1_warm_start);
-  o.seed = static_cast<std::uint64_t>(t.integer("seed", 1, NumberRule::non_negative()));
+  o.seed = read_seed(t);
   o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
   const ConfigTable a = t.table("admm");
   o.admm.max_iterations = static_cast<int>(a.integer("max_iterations", o.admm.max_iterations, NumberRule::closed(1, 1e9)));
@@ -121,23 +164,13 @@ void write_trace(const std::filesystem::path& file, const RunResult& r) {
 }  // namespace
 
 RunResult run_model(const RunRequest& req) {
-  ConfigTable config = ConfigTable::parse_file(req.model_file);
-  for (const auto& [key, value] : req.overrides) config.set(key, value);
-
-  std::vector<std::filesystem::path> plugin_paths = req.plugin_paths;
-  const ConfigTable plugins = config.table("plugins");
-  if (plugins.contains("path")) {
-    // [plugins] path = "dir" or ["dir", ...], relative to the model file.
-    if (plugins.is_array("path")) {
-      plugins.fail("path", "give one directory as a string (several: use SDPRL_PLUGIN_PATH)");
-    }
-    plugin_paths.push_back(*plugins.file("path"));
-  }
-  PluginHost host(plugin_paths);
+  Setup setup = open_model(req);
+  ConfigTable& config = setup.config;
+  const PluginHost& host = *setup.host;
+  const ConfigTable& model_table = setup.model_table;
 
   RunResult result;
-  const ConfigTable model_table = config.table("model");
-  result.application = model_table.require_string("type");
+  result.application = setup.application;
   Matrix given_start;
   const SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
   // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
@@ -160,9 +193,7 @@ RunResult run_model(const RunRequest& req) {
   const Model model = app->build(model_table, context);
 
   const ConfigTable reg = config.table("regularizer");
-  const std::vector<double> lambdas = reg.numbers("lambda", {model.default_lambda}, NumberRule::non_negative());
-  if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
-  const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
+  const auto [lambdas, gamma] = read_regularizer(config, model);
   const ConfigTable output = config.table("output");
   std::filesystem::path out_dir = req.output_directory
                                       ? *req.output_directory
@@ -225,6 +256,24 @@ RunResult run_model(const RunRequest& req) {
   const std::string json = summary_json(result, req, model, *loss).dump(2) + "\n";
   io::write_atomically(out_dir / "summary.json", [&](std::ostream& os) { os << json; });
   return result;
+}
+
+LoadedModel load_model(const RunRequest& req) {
+  Setup setup = open_model(req);
+  LoadedModel loaded;
+  loaded.application = setup.application;
+  loaded.model_file = req.model_file;
+  const std::shared_ptr<Application> app = setup.host->create_application(setup.application);
+  BuildContext context;
+  context.seed = read_seed(setup.config.table("solver"));
+  loaded.model = app->build(setup.model_table, context);
+  std::tie(loaded.lambdas, loaded.gamma) = read_regularizer(setup.config, loaded.model);
+  loaded.lambda_where = setup.config.table("regularizer").where("lambda");
+  // The loss, the solver (but its seed) and the outputs do not enter the model; they stay
+  // unchecked here so that any run file can be exported as it is.
+  for (const char* key : {"loss", "solver", "output"}) setup.config.mark_used(key);
+  setup.config.check_unknown_keys();
+  return loaded;
 }
 
 }  // namespace sdprl

@@ -1,0 +1,61 @@
+// A regulariser (gamma/2) <X, A X> with an explicit sparse symmetric A of any inertia (e.g.
+// A = -F_0 of an SDPA file, sdprl/io/sdpa.h). SparseRegularizer covers the PSD case (A_+ = A);
+// here the positive part A_+ is computed.
+//
+// A is block diagonal over the connected components of its sparsity graph (i ~ j when A_ij != 0),
+// and so is A_+: each component's principal block is eigen-split once, A_+ = V max(Lambda, 0) V^T,
+// and kept as a dense c x c block (c = the component's size) only when it has a positive
+// eigenvalue. A component of one row is just max(A_ii, 0). Memory and time are those of the
+// largest components, never n x n unless A connects all rows; components larger than
+// kMaxComponent are refused with a clear message.
+#pragma once
+
+#include <Eigen/SparseCore>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sdprl/export.h"
+#include "sdprl/regularizer.h"
+#include "sdprl/types.h"
+
+namespace sdprl {
+
+class SDPRL_API SymmetricSparseRegularizer final : public Regularizer {
+ public:
+  static constexpr Index kMaxComponent = 3000;
+
+  // A must be square, symmetric (up to 1e-12 relative) and finite; throws Error otherwise, and for
+  // a connected component of more than kMaxComponent rows.
+  explicit SymmetricSparseRegularizer(Eigen::SparseMatrix<double> A, std::string name = "sparse-symmetric");
+  ~SymmetricSparseRegularizer() override;
+
+  std::string name() const override { return name_; }
+  Index dimension() const override { return A_.rows(); }
+  void apply(const Matrix& X, Matrix& out) const override;
+  // True when every component is negative semidefinite (e.g. A = -F_0 with F_0 PSD).
+  bool positive_part_is_zero() const override { return blocks_.empty() && !diag_plus_.any(); }
+  void apply_positive(const Matrix& X, Matrix& out) const override;
+  void positive_diagonal(Vector& d) const override { d = positive_diagonal_; }
+  // d_i = sum_j |(A_+)_ij| (Gershgorin on A_+): diag(d) - A_+ has the non-negative diagonal
+  // sum_{j != i} |(A_+)_ij|, which dominates its row's off-diagonal entries, so it is PSD.
+  bool positive_diagonal_majorant(Vector& d) const override {
+    d = majorant_;
+    return true;
+  }
+
+  const Eigen::SparseMatrix<double>& matrix() const { return A_; }
+
+ private:
+  struct Block {
+    std::vector<std::int32_t> rows;
+    Eigen::MatrixXd positive;  // A_+ on these rows
+  };
+  Eigen::SparseMatrix<double> A_;
+  std::string name_;
+  std::vector<Block> blocks_;       // components of two or more rows with a nonzero A_+
+  Eigen::ArrayXd diag_plus_;        // max(A_ii, 0) for single-row components, 0 elsewhere
+  Vector positive_diagonal_, majorant_;
+};
+
+}  // namespace sdprl

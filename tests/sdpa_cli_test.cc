@@ -1,0 +1,129 @@
+// The sdpa application and `sdprl export-sdpa` through the program (tools/sdprl/main.cc), run as
+// a subprocess: models/sdpa_example.toml reaches the hand-derived optimum of its shipped .dat-s;
+// malformed or unsupported files exit with status 2 and one message naming file:line:column; the
+// export of the example, solved by Debian's `sdpa`, has the optimum `sdprl run` reports.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sdprl/io/sdpa.h"
+#include "sdpa_solver.h"
+#include "test_files.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using sdprl::testing_support::shell_quote;
+using sdprl::testing_support::TempDir;
+
+const fs::path kExecutable = SDPRL_EXECUTABLE;
+const fs::path kSourceDir = SDPRL_SOURCE_DIR;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `sdprl args...` with its stdout and stderr captured in `dir`; plugins from the build tree.
+Result sdprl(const std::vector<std::string>& args, const fs::path& dir) {
+  std::string command = "env -u SDPRL_PLUGIN_PATH " + shell_quote(kExecutable.string());
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  command += " >" + shell_quote((dir / "out.txt").string()) + " 2>" + shell_quote((dir / "err.txt").string());
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out.txt"), slurp(dir / "err.txt")};
+}
+
+// The number after "key = " on stdout, NaN if absent.
+double value_of(const std::string& out, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("(^|\n)" + key + " = ([^\n ]+)"))) return std::nan("");
+  return std::stod(m[2]);
+}
+
+const fs::path kExample = kSourceDir / "models" / "sdpa_example.toml";
+const double kOptimum = 1.0 + 2.0 * std::sqrt(3.0);  // tr(F_0 Y*) of models/data/sdpa_example.dat-s
+
+TEST(SdpaCli, ShippedExampleReachesItsOptimum) {
+  TempDir dir;
+  const Result r = sdprl({"run", kExample.string(), "--out", (dir.path() / "res").string(), "--quiet"}, dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::printf("[ sdpa    ] example: sdp_objective %.8f (optimum %.8f), max_violation %.2e\n",
+              value_of(r.out, "sdp_objective"), kOptimum, value_of(r.out, "max_violation"));
+  EXPECT_NEAR(value_of(r.out, "sdp_objective"), kOptimum, 1e-4 * kOptimum);
+  EXPECT_LT(value_of(r.out, "max_violation"), 1e-4);
+  // The l1 objective is -(gamma/2) tr(F_0 Z) + sum |violations|, gamma = 0.5 in the model file.
+  EXPECT_NEAR(value_of(r.out, "objective"), -0.25 * kOptimum, 1e-4);
+}
+
+TEST(SdpaCli, MalformedFileExitsWithItsLine) {
+  TempDir dir;
+  std::ofstream(dir.path() / "bad.dat-s") << "\"a comment\n2\n1\n2\n1 1\n1 1 1 1 1.0\n2 1 2 2 oops\n";
+  std::ofstream(dir.path() / "bad.toml") << "[model]\ntype = \"sdpa\"\nfile = \"bad.dat-s\"\n";
+  const Result r = sdprl({"run", (dir.path() / "bad.toml").string(), "--quiet"}, dir.path());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("sdprl: error: " + (dir.path() / "bad.dat-s").string() +
+                       ":7:9: expected a real entry value, got 'oops'"),
+            std::string::npos)
+      << r.err;
+
+  std::ofstream(dir.path() / "two.dat-s") << "1\n2\n2 3\n1\n1 1 1 1 1\n";
+  std::ofstream(dir.path() / "two.toml") << "[model]\ntype = \"sdpa\"\nfile = \"two.dat-s\"\n";
+  const Result t = sdprl({"run", (dir.path() / "two.toml").string(), "--quiet"}, dir.path());
+  EXPECT_EQ(t.code, 2);
+  EXPECT_NE(t.err.find("two.dat-s:3: blocks 1 and 2 are both SDP blocks"), std::string::npos) << t.err;
+}
+
+TEST(SdpaCli, ExportRefusesAGridAndAConstrainedModel) {
+  TempDir dir;
+  const std::string out = (dir.path() / "x.dat-s").string();
+  const Result grid =
+      sdprl({"export-sdpa", kExample.string(), "-o", out, "--set", "regularizer.lambda=[0.1, 1]"}, dir.path());
+  EXPECT_EQ(grid.code, 2);
+  EXPECT_NE(grid.err.find("export-sdpa needs one lambda"), std::string::npos) << grid.err;
+  const Result snmf = sdprl({"export-sdpa", (kSourceDir / "models" / "snmf_synthetic.toml").string(), "-o", out,
+                             "--set", "model.synthetic.m=30", "--set", "regularizer.lambda=0.1"},
+                            dir.path());
+  EXPECT_EQ(snmf.code, 2);
+  EXPECT_NE(snmf.err.find("constrains X (nonnegative)"), std::string::npos) << snmf.err;
+  EXPECT_FALSE(fs::exists(out));
+  const Result missing = sdprl({"export-sdpa", kExample.string()}, dir.path());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("expected MODEL.toml -o FILE.dat-s"), std::string::npos) << missing.err;
+}
+
+// export-sdpa of the example: Z (5 x 5, the SDP and LP rows together) and 2 m = 8 slacks; SDPA's
+// optimum of it is minus the l1 optimum that `sdprl run` reaches.
+TEST(SdpaCli, ExportOfTheExampleHasTheRunsOptimum) {
+  TempDir dir;
+  const fs::path out = dir.path() / "example_l1.dat-s";
+  const Result r = sdprl({"export-sdpa", kExample.string(), "-o", out.string()}, dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(value_of(r.out, "n"), 5.0);
+  EXPECT_EQ(value_of(r.out, "m"), 4.0);
+  const sdprl::io::SdpaProblem p = sdprl::io::read_sdpa(out);
+  EXPECT_EQ(p.blocks, (std::vector<std::int64_t>{5, -8}));
+  const std::string sdpa = sdprl::testing_support::find_sdpa();
+  if (sdpa.empty())
+    GTEST_SKIP() << "\n*** SKIPPED the SDPA half: the `sdpa` program is not on PATH (apt-get install sdpa) ***\n";
+  const auto s = sdprl::testing_support::run_sdpa(sdpa, out, dir.path());
+  ASSERT_EQ(s.error, "");
+  EXPECT_NEAR(-s.dual, -0.25 * kOptimum, 1e-6);
+}
+
+}  // namespace
