@@ -23,12 +23,16 @@
 #include "../plugins/applications/cmvu/centered_kernel.h"
 
 #include "test_files.h"
+#include "test_run.h"
 namespace fs = std::filesystem;
 
 namespace {
 
 using sdprl::testing_support::TempDir;
-using sdprl::testing_support::shell_quote;
+using sdprl::testing_support::number;
+using sdprl::testing_support::read_text;
+using sdprl::testing_support::run_sdprl;
+using sdprl::testing_support::RunResult;
 
 // ---------------------------------------------------------------------------------------------
 // The regulariser.
@@ -103,52 +107,8 @@ TEST(CenteredKernel, RejectsBadClassIndex) {
 // ---------------------------------------------------------------------------------------------
 // End to end: the sdprl program with the cmvu plugin.
 
-const fs::path kExecutable = SDPRL_EXECUTABLE;
 const fs::path kSourceDir = SDPRL_SOURCE_DIR;
-const fs::path kPluginBuildDir = SDPRL_PLUGIN_BUILD_DIR;
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::map<std::string, std::string> values;  // stdout "key = value" lines
-};
-
-Result run_sdprl(const std::vector<std::string>& args, const fs::path& dir) {
-  static int counter = 0;
-  const std::string tag = std::to_string(++counter);
-  const fs::path out_file = dir / ("stdout_" + tag), err_file = dir / ("stderr_" + tag);
-  std::string command = "env -u SDPRL_PLUGIN_PATH " + shell_quote(kExecutable.string()) + " ";
-  for (const std::string& a : args) command += " " + shell_quote(a);
-  command += " --plugin-path " + shell_quote(kPluginBuildDir.string());
-  command += " >" + shell_quote(out_file.string()) + " 2>" + shell_quote(err_file.string()) + " </dev/null";
-  const int status = std::system(command.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(out_file);
-  r.err = read_text(err_file);
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find(" = ");
-    if (eq != std::string::npos) r.values[line.substr(0, eq)] = line.substr(eq + 3);
-  }
-  return r;
-}
-
-double number(const Result& r, const std::string& key) {
-  const auto it = r.values.find(key);
-  if (it == r.values.end()) {
-    ADD_FAILURE() << "no '" << key << " = ...' on stdout:\n" << r.out << "\nstderr:\n" << r.err;
-    return std::nan("");
-  }
-  return std::stod(it->second);
-}
+using Result = RunResult;
 
 // 300 USPS samples, 10 neighbours each, 10% outlier pairs (about 1600 pairs, 960 for training).
 std::string small_model(const std::string& extra_model = "") {
