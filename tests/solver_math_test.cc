@@ -607,6 +607,30 @@ TEST(AllEntriesTerms, SameIteratesAsTheListedTerms) {
   expect_same_iterates(implicit, listed, "l1", 10, 4);
 }
 
+// Row-split Gram blocks sum_j W_ij^2 x_j x_j^T, for varying weights and for equal ones (the l1
+// loss, which takes the shortcut w^2 X^T X).
+TEST(AllEntriesTerms, RowSplitGramBlocksAreTheDefinition) {
+  const Index n = 6, r = 3;
+  const AllEntriesTerms terms(n);
+  std::mt19937_64 rng(3);
+  const Matrix X = random_matrix(n, r, 1.0, rng);
+  Eigen::MatrixXd Wv = Eigen::MatrixXd::Random(n, n).cwiseAbs();
+  Wv = 0.5 * (Wv + Wv.transpose()).eval();
+  for (const Eigen::MatrixXd& W : {Wv, Eigen::MatrixXd(Eigen::MatrixXd::Constant(n, n, 0.7))}) {
+    Vector w(n * n), res = Vector::Zero(n * n);
+    Eigen::Map<Matrix>(w.data(), n, n) = W;
+    auto lin = terms.make_linearization(SplitMode::kRowSplit);
+    lin->update(X, w, res);
+    Matrix blocks;
+    lin->gram_row_blocks(blocks);
+    for (Index i = 0; i < n; ++i) {
+      Eigen::MatrixXd ref = Eigen::MatrixXd::Zero(r, r);
+      for (Index j = 0; j < n; ++j) ref += W(i, j) * W(i, j) * X.row(j).transpose() * X.row(j);
+      EXPECT_LE((Eigen::MatrixXd(blocks.middleRows(i * r, r)) - ref).norm(), 1e-12 * ref.norm()) << "row " << i;
+    }
+  }
+}
+
 TEST(AllEntriesTerms, RejectsAnAsymmetricOrNonFiniteTarget) {
   Eigen::MatrixXd T = Eigen::MatrixXd::Zero(3, 3);
   T(0, 1) = 1.0;
