@@ -413,6 +413,8 @@ TEST_F(BadInputTest, NumericalBlowUp) {
   const Result r = run(file);
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.out.find("status = numerical_error"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "sdprl: error: solver: numerical failure: the objective at the starting point is not finite; "
+                   "summary.json, trace.csv and the last finite iterate are in " + out().string() + "\n");
   expect_no_partial_files(out());
   ASSERT_TRUE(fs::exists(out() / "summary.json"));
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
