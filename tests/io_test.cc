@@ -439,6 +439,21 @@ TEST_F(IoTest, StreamOverloads) {
   expect_error([&] { read_csv_triplets(csv2, "<memory>", 2); }, "<memory>", "index base must be 0 or 1");
 }
 
+// Found by the fuzzer (tests/fuzz/corpus/matrix_market/zero_by_huge.mtx): "0 1000000000000000003"
+// was read as a 0 x 10^18 matrix, and any loop over its columns never ended.
+TEST_F(IoTest, ArrayWithOneZeroDimensionIsRefused) {
+  auto p = write_file("z.mtx", "%%MatrixMarket matrix array real general\n0 1000000000000000003\n");
+  expect_error([&] { read_matrix_market_array(p); }, format_location(p.string(), 2),
+               "expected an empty matrix to be 0 x 0, got 0 x 1000000000000000003");
+  p = write_file("z2.mtx", "%%MatrixMarket matrix array real general\n3 0\n");
+  expect_error([&] { read_matrix_market_array(p); }, format_location(p.string(), 2),
+               "expected an empty matrix to be 0 x 0, got 3 x 0");
+  p = write_file("z3.mtx", "%%MatrixMarket matrix array real general\n0 0\n");
+  const Matrix X = read_matrix_market_array(p);
+  EXPECT_EQ(X.rows(), 0);
+  EXPECT_EQ(X.cols(), 0);
+}
+
 TEST_F(IoTest, CsvErrors) {
   auto p = write_file("a.csv", "row,col,value\n1,1,1\n2, x ,3\n");
   expect_error([&] { read_csv_triplets(p); }, format_location(p.string(), 3, 4),

@@ -350,6 +350,11 @@ Matrix read_array(LineReader& reader) {
   }
   const std::int64_t rows = size_value(reader, f[0], "row count");
   const std::int64_t cols = size_value(reader, f[1], "column count");
+  // 0 x N holds no value, so nothing in the file bounds N; a loop over its columns would not end.
+  if ((rows == 0) != (cols == 0)) {
+    reader.fail("expected an empty matrix to be 0 x 0, got " + std::to_string(rows) + " x " +
+                std::to_string(cols));
+  }
   if (rows > 0 && cols > std::numeric_limits<std::int64_t>::max() / rows) {
     reader.fail("matrix size " + std::to_string(rows) + " x " + std::to_string(cols) +
                 " is too large");

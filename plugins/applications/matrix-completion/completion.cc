@@ -157,6 +157,10 @@ Model build_completion(const ConfigTable& table, const BuildContext& context, co
         if (declared < n) table.fail("n", "n = " + std::to_string(declared) + " is smaller than the data's " + std::to_string(n));
         n = declared;
       }
+      // Indices are 32-bit (EntrySet); a larger size line is refused before anything is sized by it.
+      if (n > 2000000000)
+        throw Error(obs_file.string(), "the matrix is " + std::to_string(n) + " x " + std::to_string(n) +
+                                           ", expected at most 2000000000 rows");
       observed = to_entries(obs, obs_file, n, true);
       if (observed.rows.empty())
         throw Error(obs_file.string(), "expected at least one observation 'row col value', the file has none");
