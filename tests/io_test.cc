@@ -422,6 +422,38 @@ TEST_F(IoTest, CsvZeroBasedWithoutHeader) {
   EXPECT_TRUE(m.entries.empty());
 }
 
+// The stream overloads (used by the fuzz targets) read the same formats and name the stream.
+TEST_F(IoTest, StreamOverloads) {
+  std::istringstream coordinate("%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 -3.5\n");
+  const CoordinateMatrix m = read_matrix_market_coordinate(coordinate, "<memory>");
+  ASSERT_EQ(m.entries.size(), 1u);
+  EXPECT_EQ(m.entries[0].row, 1);
+  EXPECT_EQ(m.entries[0].col, 0);
+  EXPECT_DOUBLE_EQ(m.entries[0].value, -3.5);
+  std::istringstream array("%%MatrixMarket matrix array real general\n1 2\n1\n");
+  expect_error([&] { read_matrix_market_array(array, "<memory>"); }, "<memory>:3",
+               "expected 2 values, file ends after 1");
+  std::istringstream csv("0,1,2\n");
+  EXPECT_EQ(read_csv_triplets(csv, "<memory>", 0).cols, 2);
+  std::istringstream csv2("0,1,2\n");
+  expect_error([&] { read_csv_triplets(csv2, "<memory>", 2); }, "<memory>", "index base must be 0 or 1");
+}
+
+// Found by the fuzzer (tests/fuzz/corpus/matrix_market/zero_by_huge.mtx): "0 1000000000000000003"
+// was read as a 0 x 10^18 matrix, and any loop over its columns never ended.
+TEST_F(IoTest, ArrayWithOneZeroDimensionIsRefused) {
+  auto p = write_file("z.mtx", "%%MatrixMarket matrix array real general\n0 1000000000000000003\n");
+  expect_error([&] { read_matrix_market_array(p); }, format_location(p.string(), 2),
+               "expected an empty matrix to be 0 x 0, got 0 x 1000000000000000003");
+  p = write_file("z2.mtx", "%%MatrixMarket matrix array real general\n3 0\n");
+  expect_error([&] { read_matrix_market_array(p); }, format_location(p.string(), 2),
+               "expected an empty matrix to be 0 x 0, got 3 x 0");
+  p = write_file("z3.mtx", "%%MatrixMarket matrix array real general\n0 0\n");
+  const Matrix X = read_matrix_market_array(p);
+  EXPECT_EQ(X.rows(), 0);
+  EXPECT_EQ(X.cols(), 0);
+}
+
 TEST_F(IoTest, CsvErrors) {
   auto p = write_file("a.csv", "row,col,value\n1,1,1\n2, x ,3\n");
   expect_error([&] { read_csv_triplets(p); }, format_location(p.string(), 3, 4),

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "sdprl/error.h"
@@ -144,6 +145,39 @@ TEST_F(LibsvmTest, ErrorsNameLineAndColumn) {
     expect_error([&] { read_libsvm(p); },
                  format_location(p.string(), cases[k].line, cases[k].column), cases[k].part);
   }
+}
+
+// Found by the fuzzer (tests/fuzz/corpus/libsvm/huge_index.txt): an index far beyond the data made
+// the reader allocate (and zero) a dense n x index matrix, gigabytes for a one-line file. It is
+// refused at the place of the largest index once the matrix would exceed the limit.
+TEST_F(LibsvmTest, HugeIndexIsRefusedAtItsPlace) {
+  const fs::path p = write_file("huge.libsvm", "1 1:1\n-1 2:1 300000000:0.5\n");
+  ASSERT_EQ(setenv("SDPRL_MAX_DENSE_MB", "64", 1), 0);
+  expect_error([&] { read_libsvm(p); }, format_location(p.string(), 2, 8),
+               "300000000 features make the dense 2 x 300000000 matrix 4578 MB, more than the limit "
+               "of 64 MB");
+  // Within the limit the same reader builds the matrix.
+  const fs::path small = write_file("small.libsvm", "1 1:1\n-1 2:1 1000:0.5\n");
+  EXPECT_EQ(read_libsvm(small).samples.cols(), 1000);
+  // A declared feature count is checked the same way, at the file.
+  expect_error([&] { read_libsvm(small, 300000000); }, p.parent_path().string() + "/small.libsvm",
+               "more than the limit of 64 MB");
+  ASSERT_EQ(setenv("SDPRL_MAX_DENSE_MB", "lots", 1), 0);
+  expect_error([&] { read_libsvm(small); }, "SDPRL_MAX_DENSE_MB", "expected a whole number of megabytes");
+  ASSERT_EQ(unsetenv("SDPRL_MAX_DENSE_MB"), 0);
+  EXPECT_EQ(read_libsvm(small).samples.cols(), 1000);
+}
+
+// The stream overloads read the same formats and name the stream as given.
+TEST_F(LibsvmTest, StreamOverloads) {
+  std::istringstream sparse("1 2:0.5\n-1 1:1\n");
+  const LabeledData a = read_libsvm(sparse, "<memory>");
+  EXPECT_EQ(a.samples.rows(), 2);
+  EXPECT_EQ(a.samples.cols(), 2);
+  EXPECT_DOUBLE_EQ(a.samples(0, 1), 0.5);
+  std::istringstream dense("1 2 3\n4 5\n");
+  expect_error([&] { read_dense_labeled(dense, "<memory>"); }, "<memory>:2",
+               "expected 2 values after the label (as on line 1), got 1");
 }
 
 TEST_F(LibsvmTest, EmptyAndMissingFiles) {

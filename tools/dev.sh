@@ -3,8 +3,10 @@
 #   tools/dev.sh run MODEL.toml [sdprl run options]   build, then run a model
 #   tools/dev.sh test                                  build, then run the test suite (ctest)
 #   tools/dev.sh build                                 build only
+#   tools/dev.sh sanitize [ctest options]              ASan + UBSan build in build-asan, then ctest there
 #   tools/dev.sh <other sdprl command ...>             build, then run build/bin/sdprl <command ...>
-# Environment: SDPRL_BUILD_DIR (default: build), SDPRL_BUILD_TYPE (default: Release).
+# Environment: SDPRL_BUILD_DIR (default: build), SDPRL_BUILD_TYPE (default: Release),
+# SDPRL_ASAN_BUILD_DIR (default: build-asan).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SDPRL_BUILD_DIR:-$root/build}
@@ -27,15 +29,29 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
 
+command=${1:-build}
+[ $# -gt 0 ] && shift
+cmake_args=()
+if [ "$command" = sanitize ]; then
+  # -O2 with line tables for readable reports; assertions (Eigen's bounds checks) stay on.
+  build=${SDPRL_ASAN_BUILD_DIR:-$root/build-asan}
+  type=RelWithDebInfo
+  cmake_args=(-DSDPRL_SANITIZE=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1")
+fi
+
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$type" >&2
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${cmake_args[@]}" >&2
 fi
 cmake --build "$build" >&2
 
-command=${1:-build}
-[ $# -gt 0 ] && shift
 case "$command" in
   build) ;;
   test) cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@" ;;
+  sanitize)
+    # Any report fails its test (the build uses -fno-sanitize-recover; halt_on_error for ASan).
+    # Plugins are dlopen'ed by Boost.DLL and never unloaded, so leak reports keep their stacks.
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@" ;;
   *) exec "$build/bin/sdprl" "$command" "$@" ;;
 esac

@@ -91,7 +91,12 @@ int run(const std::vector<std::string>& args) {
   std::printf("time = %.3f s\n", r.summary.init_time + r.summary.solve_time);
   for (const sdprl::Metric& m : r.summary.metrics) std::printf("%s = %.6g\n", m.name.c_str(), m.value);
   std::printf("output = %s\n", r.output_directory.string().c_str());
-  return r.summary.usable() ? 0 : 3;
+  if (r.summary.usable()) return 0;
+  // A numerical failure: the outputs (summary, trace, last finite iterate) are written; say why.
+  std::fprintf(stderr, "sdprl: error: solver: numerical failure: %s; summary.json, trace.csv and the last finite "
+               "iterate are in %s\n", r.summary.message.empty() ? "status numerical_error" : r.summary.message.c_str(),
+               r.output_directory.string().c_str());
+  return 3;
 }
 
 // export-sdpa: the model as `run` builds it, its l1 problem written by sdprl::io (sdprl/io/sdpa.h).

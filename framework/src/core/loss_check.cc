@@ -12,7 +12,7 @@ std::string loss_contract_violation(const Loss& loss) {
   std::vector<double> grid{0.0};
   for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));  // 1e-6 ... 1e6
   std::ostringstream os;
-  os.precision(6);
+  os.precision(10);  // enough to show why two nearby values compare as they do
   const double phi0 = loss.value(0.0);
   if (!(std::abs(phi0) <= 1e-12)) {
     os << "phi(0) must be 0, got " << phi0;

@@ -63,8 +63,11 @@ void write_atomically(const std::filesystem::path& file,
     throw fail("cannot create temporary file '" + tmp.string() + "': " + errno_text(err));
   }
 
+  int write_errno = 0;  // the reason of a write that failed inside `write` (ENOSPC, EFBIG, ...)
   try {
+    errno = 0;
     write(out);
+    if (!out) write_errno = errno;
   } catch (const Error&) {
     out.close();
     remove_quietly(tmp);
@@ -82,7 +85,7 @@ void write_atomically(const std::filesystem::path& file,
   errno = 0;
   out.flush();
   if (!out) {
-    const int err = errno;
+    const int err = write_errno != 0 ? write_errno : errno;
     out.close();
     remove_quietly(tmp);
     throw fail("error writing temporary file '" + tmp.string() + "'" +

@@ -12,6 +12,7 @@
 #include <ios>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "sdprl/error.h"
 
@@ -99,7 +100,9 @@ std::unique_ptr<std::istream> open_input(const std::filesystem::path& file) {
 }
 
 LineInput::LineInput(const std::filesystem::path& file)
-    : path_(file.string()), in_(open_input(file)) {}
+    : path_(file.string()), owned_(open_input(file)), in_(owned_.get()) {}
+
+LineInput::LineInput(std::istream& in, std::string name) : path_(std::move(name)), in_(&in) {}
 
 LineInput::~LineInput() = default;
 
@@ -110,7 +113,11 @@ bool LineInput::next(std::string& line) {
                  reading + (line_ > 0 ? " after this line: " : ": ") + detail);
   };
   try {
-    if (!std::getline(*in_, line)) return false;
+    if (!std::getline(*in_, line)) {
+      // A stream without badbit in its exception mask (one given by the caller) reports here.
+      if (in_->bad()) throw failed("read error", "the stream failed");
+      return false;
+    }
   } catch (const boost::iostreams::gzip_error& e) {
     throw failed("cannot decompress gzip data", describe(e));
   } catch (const boost::iostreams::bzip2_error& e) {

@@ -26,6 +26,8 @@ std::unique_ptr<std::istream> open_input(const std::filesystem::path& file);
 class LineInput {
  public:
   explicit LineInput(const std::filesystem::path& file);
+  // Reads `in` (not owned, read as it is) and names it `name` in messages.
+  LineInput(std::istream& in, std::string name);
   ~LineInput();
   LineInput(const LineInput&) = delete;
   LineInput& operator=(const LineInput&) = delete;
@@ -42,7 +44,8 @@ class LineInput {
 
  private:
   std::string path_;
-  std::unique_ptr<std::istream> in_;
+  std::unique_ptr<std::istream> owned_;
+  std::istream* in_ = nullptr;
   long line_ = 0;
 };
 

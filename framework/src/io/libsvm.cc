@@ -6,12 +6,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <new>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 #include "io/compressed_input.h"
 #include "sdprl/error.h"
@@ -66,11 +70,42 @@ double finite_value(const LineInput& in, std::string_view text, long column, con
   return v;
 }
 
-// The dense n x d matrix, or an Error naming the file when it cannot be allocated.
-Matrix allocate(const std::string& path, Index n, Index d) {
-  if (d > 0 && n > std::numeric_limits<Index>::max() / d) {
-    throw Error(path, "a dense " + std::to_string(n) + " x " + std::to_string(d) +
-                          " matrix is too large");
+// The largest dense matrix a reader builds, in bytes: $SDPRL_MAX_DENSE_MB when set, else half the
+// physical memory. A bogus index ("1 123456789012:1") must be refused with its place rather than
+// make the program allocate and touch more memory than the machine has.
+std::uint64_t dense_limit_bytes() {
+  if (const char* env = std::getenv("SDPRL_MAX_DENSE_MB")) {
+    std::int64_t mb = 0;
+    if (parse_int(env, mb) != ParseStatus::ok || mb < 1 || mb > (std::int64_t{1} << 40)) {
+      throw Error("SDPRL_MAX_DENSE_MB", "expected a whole number of megabytes >= 1, got " +
+                                            quote(env));
+    }
+    return static_cast<std::uint64_t>(mb) << 20;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2;
+}
+
+std::string megabytes(long double bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0Lf MB", bytes / (1 << 20));
+  return text;
+}
+
+// The dense n x d matrix, or an Error when it is larger than dense_limit_bytes() or cannot be
+// allocated. `where_d` is the place that set d: the largest index (file:line:column), or the file
+// when d was declared.
+Matrix allocate(const std::string& path, const std::string& where_d, Index n, Index d) {
+  const long double bytes = static_cast<long double>(n) * static_cast<long double>(d) * sizeof(double);
+  const std::uint64_t limit = dense_limit_bytes();
+  if (bytes > static_cast<long double>(limit)) {
+    throw Error(where_d, std::to_string(d) + " features make the dense " + std::to_string(n) +
+                             " x " + std::to_string(d) + " matrix " + megabytes(bytes) +
+                             ", more than the limit of " + megabytes(limit) +
+                             " (half the memory; SDPRL_MAX_DENSE_MB sets it): expected feature "
+                             "indices up to the data set's dimension");
   }
   try {
     return Matrix::Zero(n, d);
@@ -87,16 +122,50 @@ struct Entry {
 
 }  // namespace
 
-LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
+namespace {
+
+LabeledData read_libsvm_lines(LineInput& in, Index features);
+LabeledData read_dense_lines(LineInput& in);
+
+void check_features(const std::string& name, Index features) {
   if (features < 0) {
-    throw Error(file.string(), "the declared number of features must be >= 0 (0: the largest "
-                               "index seen), got " + std::to_string(features));
+    throw Error(name, "the declared number of features must be >= 0 (0: the largest "
+                      "index seen), got " + std::to_string(features));
   }
+}
+
+}  // namespace
+
+LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
+  check_features(file.string(), features);
   LineInput in(file);
+  return read_libsvm_lines(in, features);
+}
+
+LabeledData read_libsvm(std::istream& stream, const std::string& name, Index features) {
+  check_features(name, features);
+  LineInput in(stream, name);
+  return read_libsvm_lines(in, features);
+}
+
+LabeledData read_dense_labeled(const std::filesystem::path& file) {
+  LineInput in(file);
+  return read_dense_lines(in);
+}
+
+LabeledData read_dense_labeled(std::istream& stream, const std::string& name) {
+  LineInput in(stream, name);
+  return read_dense_lines(in);
+}
+
+namespace {
+
+LabeledData read_libsvm_lines(LineInput& in, Index features) {
   std::vector<double> labels;
   std::vector<Entry> entries;        // all rows, concatenated
   std::vector<std::size_t> row_end;  // entries of row i: [row_end[i-1], row_end[i])
   std::int64_t max_index = 0;
+  std::string max_index_where;  // file:line:column of the largest index
   std::string line;
   std::vector<Field> fields;
   while (in.next(line)) {
@@ -141,19 +210,22 @@ LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
       }
       const double value = finite_value(in, value_text, value_column, "value");
       previous = index;
-      max_index = std::max(max_index, index);
+      if (index > max_index) {
+        max_index = index;
+        max_index_where = format_location(in.path(), in.line(), f.column);
+      }
       entries.push_back({static_cast<Index>(index - 1), value});
     }
     row_end.push_back(entries.size());
   }
   if (labels.empty()) {
-    throw Error(file.string(), "expected at least one sample line 'label index:value ...', the "
+    throw Error(in.path(), "expected at least one sample line 'label index:value ...', the "
                                "file has none");
   }
   const Index n = static_cast<Index>(labels.size());
   const Index d = features > 0 ? features : static_cast<Index>(max_index);
   LabeledData data;
-  data.samples = allocate(file.string(), n, d);
+  data.samples = allocate(in.path(), features > 0 ? in.path() : max_index_where, n, d);
   std::size_t k = 0;
   for (Index i = 0; i < n; ++i) {
     for (; k < row_end[static_cast<std::size_t>(i)]; ++k) {
@@ -164,8 +236,7 @@ LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
   return data;
 }
 
-LabeledData read_dense_labeled(const std::filesystem::path& file) {
-  LineInput in(file);
+LabeledData read_dense_lines(LineInput& in) {
   std::vector<double> labels;
   std::vector<double> values;  // row-major, d per row
   std::size_t d = 0;
@@ -193,7 +264,7 @@ LabeledData read_dense_labeled(const std::filesystem::path& file) {
     }
   }
   if (labels.empty()) {
-    throw Error(file.string(), "expected at least one sample line 'label v1 v2 ... vd', the file "
+    throw Error(in.path(), "expected at least one sample line 'label v1 v2 ... vd', the file "
                                "has none");
   }
   LabeledData data;
@@ -202,5 +273,7 @@ LabeledData read_dense_labeled(const std::filesystem::path& file) {
   data.labels = std::move(labels);
   return data;
 }
+
+}  // namespace
 
 }  // namespace sdprl::io

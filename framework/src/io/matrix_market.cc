@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "sdprl/error.h"
@@ -81,7 +82,8 @@ std::vector<Field> split_csv(std::string_view line) {
   return fields;
 }
 
-// Reads a file line by line, counting lines and dropping a trailing '\r' (and a UTF-8 BOM).
+// Reads a file (or a stream) line by line, counting lines and dropping a trailing '\r' (and a
+// UTF-8 BOM).
 class LineReader {
  public:
   explicit LineReader(const std::filesystem::path& file) : path_(file.string()) {
@@ -90,18 +92,19 @@ class LineReader {
       throw Error(path_, "cannot open file: it is a directory");
     }
     errno = 0;
-    in_.open(file, std::ios::in | std::ios::binary);
-    if (!in_.is_open()) {
+    file_.open(file, std::ios::in | std::ios::binary);
+    if (!file_.is_open()) {
       const int err = errno;
       throw Error(path_, std::string("cannot open file") +
                              (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
     }
   }
+  LineReader(std::istream& in, std::string name) : path_(std::move(name)), in_(&in) {}
 
   // Next line, or false at the end of the file.
   bool next(std::string& line) {
-    if (!std::getline(in_, line)) {
-      if (in_.bad()) throw Error(format_location(path_, line_), "read error after this line");
+    if (!std::getline(*in_, line)) {
+      if (in_->bad()) throw Error(format_location(path_, line_), "read error after this line");
       return false;
     }
     ++line_;
@@ -119,7 +122,8 @@ class LineReader {
 
  private:
   std::string path_;
-  std::ifstream in_;
+  std::ifstream file_;
+  std::istream* in_ = &file_;
   long line_ = 0;
 };
 
@@ -266,9 +270,10 @@ std::string count_of(std::int64_t n, const char* one, const char* many) {
 
 }  // namespace
 
-CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::path& file) {
+namespace {
+
+CoordinateMatrix read_coordinate(LineReader& reader) {
   static const std::string example = "%%MatrixMarket matrix coordinate real general";
-  LineReader reader(file);
   const Banner banner = read_banner(reader, "coordinate", example);
   const bool pattern = banner.field == "pattern";
   const bool integer = banner.field == "integer";
@@ -330,9 +335,8 @@ CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::path& file
   return m;
 }
 
-Matrix read_matrix_market_array(const std::filesystem::path& file) {
+Matrix read_array(LineReader& reader) {
   static const std::string example = "%%MatrixMarket matrix array real general";
-  LineReader reader(file);
   const Banner banner = read_banner(reader, "array", example);
   const bool integer = banner.field == "integer";
 
@@ -346,6 +350,11 @@ Matrix read_matrix_market_array(const std::filesystem::path& file) {
   }
   const std::int64_t rows = size_value(reader, f[0], "row count");
   const std::int64_t cols = size_value(reader, f[1], "column count");
+  // 0 x N holds no value, so nothing in the file bounds N; a loop over its columns would not end.
+  if ((rows == 0) != (cols == 0)) {
+    reader.fail("expected an empty matrix to be 0 x 0, got " + std::to_string(rows) + " x " +
+                std::to_string(cols));
+  }
   if (rows > 0 && cols > std::numeric_limits<std::int64_t>::max() / rows) {
     reader.fail("matrix size " + std::to_string(rows) + " x " + std::to_string(cols) +
                 " is too large");
@@ -378,6 +387,48 @@ Matrix read_matrix_market_array(const std::filesystem::path& file) {
     for (Index i = 0; i < X.rows(); ++i) X(i, j) = values[k++];
   }
   return X;
+}
+
+CoordinateMatrix read_csv(LineReader& reader, int index_base);
+
+void check_index_base(const std::string& name, int index_base) {
+  if (index_base != 0 && index_base != 1) {
+    throw Error(name, "index base must be 0 or 1, got " + std::to_string(index_base));
+  }
+}
+
+}  // namespace
+
+CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::path& file) {
+  LineReader reader(file);
+  return read_coordinate(reader);
+}
+
+CoordinateMatrix read_matrix_market_coordinate(std::istream& in, const std::string& name) {
+  LineReader reader(in, name);
+  return read_coordinate(reader);
+}
+
+Matrix read_matrix_market_array(const std::filesystem::path& file) {
+  LineReader reader(file);
+  return read_array(reader);
+}
+
+Matrix read_matrix_market_array(std::istream& in, const std::string& name) {
+  LineReader reader(in, name);
+  return read_array(reader);
+}
+
+CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base) {
+  check_index_base(file.string(), index_base);
+  LineReader reader(file);
+  return read_csv(reader, index_base);
+}
+
+CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name, int index_base) {
+  check_index_base(name, index_base);
+  LineReader reader(in, name);
+  return read_csv(reader, index_base);
 }
 
 void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
@@ -427,11 +478,9 @@ void write_matrix_market_array(const std::filesystem::path& file, const Matrix& 
   });
 }
 
-CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base) {
-  if (index_base != 0 && index_base != 1) {
-    throw Error(file.string(), "index base must be 0 or 1, got " + std::to_string(index_base));
-  }
-  LineReader reader(file);
+namespace {
+
+CoordinateMatrix read_csv(LineReader& reader, int index_base) {
   CoordinateMatrix m;
   std::int64_t max_row = -1, max_col = -1;
   bool first = true;
@@ -467,5 +516,7 @@ CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_
   m.cols = max_col + 1;
   return m;
 }
+
+}  // namespace
 
 }  // namespace sdprl::io

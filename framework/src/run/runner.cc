@@ -67,7 +67,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   SolverOptions o;
   from_string(t.string("type", "auto", {"auto", "mm", "lbfgs"}), &o.type);
   o.lbfgs_memory = static_cast<int>(t.integer("lbfgs_memory", o.lbfgs_memory, NumberRule::closed(1, 1000)));
-  o.rank = t.integer("rank", 0, NumberRule::at_least(0));
+  o.rank = t.integer("rank", 0, NumberRule::at_least(1));  // absent: the model's default
   o.max_mm_iterations = static_cast<int>(t.integer("max_mm_iterations", o.max_mm_iterations, NumberRule::closed(1, 1e9)));
   o.relative_tolerance = t.number("relative_tolerance", o.relative_tolerance, NumberRule::non_negative());
   o.consecutive = static_cast<int>(t.integer("consecutive", o.consecutive, NumberRule::closed(1, 1e6)));
@@ -183,8 +183,19 @@ RunResult run_model(const RunRequest& req) {
       loss_table.fail(key, "loss parameters go in the loss's own table, e.g. [loss." + result.loss + "] " + key + " = ...");
     if (key != result.loss) loss_table.mark_used(key);
   }
-  std::shared_ptr<Application> app = host.create_application(result.application);
-  std::shared_ptr<Loss> loss = host.create_loss(result.loss, loss_table.table(result.loss));
+  // A plugin that is not found has no file to point at: the message points at the key naming it.
+  auto at_key = [](const ConfigTable& table, const std::string& key, auto create) {
+    try {
+      return create();
+    } catch (const Error& e) {
+      if (!e.where().empty()) throw;
+      throw Error(table.where(key), (table.path().empty() ? key : table.path() + "." + key) + ": " + e.message());
+    }
+  };
+  std::shared_ptr<Application> app =
+      at_key(model_table, "type", [&] { return host.create_application(result.application); });
+  std::shared_ptr<Loss> loss =
+      at_key(loss_table, "type", [&] { return host.create_loss(result.loss, loss_table.table(result.loss)); });
   // Refuse a loss the MM solver cannot use before anything is built or written.
   if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
 

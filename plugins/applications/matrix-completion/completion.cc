@@ -82,6 +82,28 @@ EntrySet to_entries(const io::CoordinateMatrix& mat, const std::filesystem::path
   return set;
 }
 
+// Every row of the file's matrix must appear in some observation (as a row or a column index):
+// otherwise nothing but the regularizer determines that row of X, and a gap usually means a wrong
+// index base or a truncated file. Rows beyond the file's matrix, up to a declared n, are allowed.
+void check_every_row_observed(const EntrySet& set, std::int64_t rows, const std::filesystem::path& file) {
+  std::vector<char> seen(static_cast<std::size_t>(rows), 0);
+  for (std::size_t k = 0; k < set.rows.size(); ++k) {
+    seen[static_cast<std::size_t>(set.rows[k])] = 1;
+    seen[static_cast<std::size_t>(set.cols[k])] = 1;
+  }
+  std::int64_t first = -1, missing = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (seen[static_cast<std::size_t>(i)]) continue;
+    if (first < 0) first = i;
+    ++missing;
+  }
+  if (missing > 0)
+    throw Error(file.string(), "row " + std::to_string(first + 1) +
+                                   (missing > 1 ? " (and " + std::to_string(missing - 1) + " more)" : std::string()) +
+                                   " of the " + std::to_string(rows) + " x " + std::to_string(rows) +
+                                   " matrix has no observation: expected every row to be observed at least once");
+}
+
 }  // namespace
 
 Model build_completion(const ConfigTable& table, const BuildContext& context, const CompletionDefaults& defaults) {
@@ -135,8 +157,14 @@ Model build_completion(const ConfigTable& table, const BuildContext& context, co
         if (declared < n) table.fail("n", "n = " + std::to_string(declared) + " is smaller than the data's " + std::to_string(n));
         n = declared;
       }
+      // Indices are 32-bit (EntrySet); a larger size line is refused before anything is sized by it.
+      if (n > 2000000000)
+        throw Error(obs_file.string(), "the matrix is " + std::to_string(n) + " x " + std::to_string(n) +
+                                           ", expected at most 2000000000 rows");
       observed = to_entries(obs, obs_file, n, true);
-      if (observed.rows.empty()) throw Error(obs_file.string(), "no observations");
+      if (observed.rows.empty())
+        throw Error(obs_file.string(), "expected at least one observation 'row col value', the file has none");
+      check_every_row_observed(observed, std::max(obs.rows, obs.cols), obs_file);
       if (auto f = table.file("validation")) validation = to_entries(read_entries(*f), *f, n, false);
       if (auto f = table.file("test")) test = to_entries(read_entries(*f), *f, n, false);
       model.default_rank = table.integer("rank", 5, NumberRule::at_least(1));

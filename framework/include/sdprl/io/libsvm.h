@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
+#include <string>
 #include <vector>
 
 #include "sdprl/export.h"
@@ -26,5 +28,9 @@ SDPRL_API LabeledData read_libsvm(const std::filesystem::path& file, Index featu
 // Reads dense lines "label v1 v2 ... vd" (whitespace separated; every line has the same d >= 1).
 // Blank lines and '#' comments are skipped. A file without samples is an error.
 SDPRL_API LabeledData read_dense_labeled(const std::filesystem::path& file);
+
+// The same formats read from a stream (uncompressed); `name` stands for the file in messages.
+SDPRL_API LabeledData read_libsvm(std::istream& in, const std::string& name, Index features = 0);
+SDPRL_API LabeledData read_dense_labeled(std::istream& in, const std::string& name);
 
 }  // namespace sdprl::io

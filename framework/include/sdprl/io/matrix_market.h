@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,11 @@ SDPRL_API void write_matrix_market_array(const std::filesystem::path& file, cons
 // Reads CSV triplets "i,j,value" (one per line; an optional header line whose first field is not a
 // number; '#' comments; indices `index_base`-based). rows/cols are the largest indices seen.
 SDPRL_API CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base = 1);
+
+// The same formats read from a stream; `name` stands for the file in messages.
+SDPRL_API CoordinateMatrix read_matrix_market_coordinate(std::istream& in, const std::string& name);
+SDPRL_API Matrix read_matrix_market_array(std::istream& in, const std::string& name);
+SDPRL_API CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name,
+                                             int index_base = 1);
 
 }  // namespace sdprl::io

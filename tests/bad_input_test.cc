@@ -1,0 +1,423 @@
+// The bad-input table (docs/bad-input.md): one test per class of bad input, each running the
+// `sdprl` program as a user does and checking its answer: the exit status (2: the model, its
+// data or a plugin; 3: numerical failure), one message "sdprl: error: WHERE: WHAT" whose WHERE is
+// file:line:column (or the file, or the field) and whose WHAT says what was expected, and no
+// partial output: no output file, no temporary file, or only complete files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_files.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+using sdprl::testing_support::TempDir;
+using sdprl::testing_support::shell_quote;
+
+const fs::path kExecutable = SDPRL_EXECUTABLE;
+const fs::path kTestPluginDir = SDPRL_TEST_PLUGIN_DIR;
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.good()) << file;
+}
+
+std::string escape_regex(const std::string& s) {
+  return std::regex_replace(s, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// A small model on MatrixMarket data: a 6 x 6 PSD matrix of rank 1 (M_ij = v_i v_j), every row
+// observed; `obs` replaces the observation file's text.
+const char* kObservations =
+    "%%MatrixMarket matrix coordinate real general\n"
+    "6 6 8\n"
+    "1 1 1.0\n"
+    "1 2 2.0\n"
+    "2 3 6.0\n"
+    "3 4 12.0\n"
+    "4 5 20.0\n"
+    "5 6 30.0\n"
+    "6 6 36.0\n"
+    "2 2 4.0\n";
+
+std::string file_model(const std::string& extra_model = "", const std::string& loss = "l1",
+                       const std::string& solver = "rank = 1\n") {
+  return "[model]\n"
+         "type = \"matrix-completion\"\n"
+         "observations = \"obs.mtx\"\n" +
+         extra_model +
+         "[loss]\n"
+         "type = \"" + loss + "\"\n"
+         "[regularizer]\n"
+         "lambda = 0.1\n"
+         "[solver]\n" +
+         solver;
+}
+
+// A small synthetic model (m = 150, rank 3), solved in well under a second.
+std::string synthetic_model(const std::string& solver_extra = "") {
+  return "[model]\n"
+         "type = \"matrix-completion\"\n"
+         "synthetic = { m = 150, rank = 3, s = 2.0, outlier_fraction = 0.05, seed = 3 }\n"
+         "[loss]\n"
+         "type = \"leaky-mcp\"\n"
+         "[loss.leaky-mcp]\n"
+         "theta = 5.0\n"
+         "eta = 0.05\n"
+         "[regularizer]\n"
+         "lambda = 1.0\n"
+         "[solver]\n"
+         "rank = 3\n" +
+         solver_extra;
+}
+
+class BadInputTest : public ::testing::Test {
+ protected:
+  const fs::path& dir() const { return tmp_.path(); }
+  fs::path out() const { return dir() / "out"; }
+
+  fs::path model(const std::string& text, const std::string& observations = kObservations) {
+    write_file(dir() / "obs.mtx", observations);
+    const fs::path file = dir() / "model.toml";
+    write_file(file, text);
+    return file;
+  }
+
+  // Runs `sdprl run MODEL --quiet --out DIR args...` (through `prefix`, a shell fragment such as
+  // "ulimit -f 4;"), stdout and stderr captured.
+  Result run(const fs::path& model_file, const std::vector<std::string>& args = {},
+             const std::string& prefix = "", const fs::path& out_dir = {}) {
+    const fs::path o = out_dir.empty() ? out() : out_dir;
+    const fs::path out_file = dir() / "stdout.txt";
+    const fs::path err_file = dir() / "stderr.txt";
+    std::string command = prefix + " env -u SDPRL_PLUGIN_PATH " + shell_quote(kExecutable.string()) +
+                          " run " + shell_quote(model_file.string()) + " --quiet --out " + shell_quote(o.string());
+    for (const std::string& a : args) command += " " + shell_quote(a);
+    command += " >" + shell_quote(out_file.string()) + " 2>" + shell_quote(err_file.string()) + " </dev/null";
+    const int status = std::system(("/bin/sh -c " + shell_quote(command)).c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out_file);
+    r.err = read_file(err_file);
+    return r;
+  }
+
+  // Exit status 2, nothing on stdout, exactly one line "sdprl: error: WHERE: WHAT" on stderr whose
+  // WHERE matches `where` (a regex) and whose WHAT contains each of `what`, and no output at all.
+  void expect_refused(const Result& r, const std::string& where, const std::vector<std::string>& what) {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line:\n" << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex("^sdprl: error: " + where + ": ")))
+        << "expected the place " << where << " in:\n" << r.err;
+    for (const std::string& w : what) EXPECT_NE(r.err.find(w), std::string::npos) << "'" << w << "' in:\n" << r.err;
+    EXPECT_FALSE(fs::exists(out())) << "a refused run must not create its output directory";
+  }
+
+  // Only complete files in `directory`: no temporary file of an atomic write, and the files that
+  // are there parse (summary.json as JSON).
+  static void expect_no_partial_files(const fs::path& directory) {
+    if (!fs::exists(directory)) return;
+    for (const auto& entry : fs::directory_iterator(directory)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary file left: " << name;
+      EXPECT_EQ(name.find(".sdprl_write_probe"), std::string::npos) << "probe left: " << name;
+      if (name == "summary.json") {
+        EXPECT_NO_THROW(json::parse(read_file(entry.path())));
+      }
+    }
+  }
+
+  std::string located(const fs::path& file, int line) const {
+    return escape_regex(file.string()) + ":" + std::to_string(line) + ":[0-9]+";
+  }
+
+ private:
+  TempDir tmp_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The model file.
+
+TEST_F(BadInputTest, MalformedToml) {
+  const fs::path file = model("[model]\ntype = \"matrix-completion\"\n[solver]\nrank = = 5\n");
+  expect_refused(run(file), located(file, 4), {"could not determine value type"});
+}
+
+TEST_F(BadInputTest, UnknownKey) {
+  std::string text = file_model();
+  text += "rnak = 2\n";
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 10), {"unknown key 'rnak' in [solver]", "did you mean 'rank'?"});
+}
+
+TEST_F(BadInputTest, WrongType) {
+  const fs::path file = model(file_model("", "l1", "rank = \"two\"\n"));
+  expect_refused(run(file), located(file, 9), {"solver.rank: expected an integer >= 1, got a string"});
+}
+
+TEST_F(BadInputTest, NegativeLambda) {
+  std::string text = file_model();
+  text.replace(text.find("lambda = 0.1"), 12, "lambda = -0.5");
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 7), {"regularizer.lambda: expected a number >= 0, got -0.5"});
+}
+
+TEST_F(BadInputTest, RankZero) {
+  const fs::path file = model(file_model("", "l1", "rank = 0\n"));
+  expect_refused(run(file), located(file, 9), {"solver.rank: expected an integer >= 1, got 0"});
+}
+
+TEST_F(BadInputTest, RankAboveDimension) {
+  const fs::path file = model(file_model("", "l1", "rank = 7\n"));
+  expect_refused(run(file), located(file, 9), {"solver.rank: rank 7 exceeds the dimension n = 6"});
+}
+
+TEST_F(BadInputTest, LossParameterNotPositive) {
+  std::string text = synthetic_model();
+  text.replace(text.find("theta = 5.0"), 11, "theta = 0.0");
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 7), {"loss.leaky-mcp.theta: expected a number > 0, got 0.0"});
+}
+
+TEST_F(BadInputTest, MissingRequiredKey) {
+  const fs::path file = model("[model]\nobservations = \"obs.mtx\"\n[solver]\nrank = 1\n");
+  expect_refused(run(file), escape_regex(file.string()) + "(:1:1)?", {"model: missing required key 'type'"});
+}
+
+TEST_F(BadInputTest, LambdaGridWithoutValidationSet) {
+  std::string text = file_model();
+  text.replace(text.find("lambda = 0.1"), 12, "lambda = [0.1, 1]");
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 7), {"a lambda grid needs a validation set"});
+}
+
+TEST_F(BadInputTest, BadCommandLineOverride) {
+  const fs::path file = model(file_model());
+  expect_refused(run(file, {"--set", "solver.admm.rho=-1"}), "--set solver\\.admm\\.rho",
+                 {"solver.admm.rho: expected a number >= 0, got -1"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// The data files.
+
+TEST_F(BadInputTest, MissingDataFile) {
+  std::string text = file_model();
+  text.replace(text.find("obs.mtx"), 7, "nope.mtx");
+  const fs::path file = model(text);
+  expect_refused(run(file), escape_regex((dir() / "nope.mtx").string()),
+                 {"cannot open file: No such file or directory"});
+}
+
+TEST_F(BadInputTest, MalformedDataLine) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("2 3 6.0"), 7, "2 x 6.0");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":5:3",
+                 {"expected an integer column index, got 'x'"});
+}
+
+TEST_F(BadInputTest, NanInData) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("3 4 12.0"), 8, "3 4 nan");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":6:5",
+                 {"value is NaN/Inf, got 'nan'"});
+}
+
+TEST_F(BadInputTest, InfInData) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("3 4 12.0"), 8, "3 4 -inf");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":6:5",
+                 {"value is NaN/Inf, got '-inf'"});
+}
+
+TEST_F(BadInputTest, IndexOutOfRange) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("4 5 20.0"), 8, "4 7 20.0");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":7:3",
+                 {"column index 7 out of range [1, 6]"});
+}
+
+TEST_F(BadInputTest, DuplicateObservation) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("2 2 4.0"), 7, "1 2 2.5");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":10",
+                 {"duplicate observation of entry (1, 2), first given on line 4"});
+}
+
+TEST_F(BadInputTest, WrongEntryCount) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("6 6 8"), 5, "6 6 9");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":10",
+                 {"expected 9 entries, file ends after 8"});
+}
+
+TEST_F(BadInputTest, EmptyObservationSet) {
+  const fs::path file = model(file_model(), "%%MatrixMarket matrix coordinate real general\n6 6 0\n");
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()),
+                 {"expected at least one observation 'row col value', the file has none"});
+}
+
+TEST_F(BadInputTest, RowWithNoObservations) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("3 4 12.0"), 8, "3 3 9.0");
+  obs.replace(obs.find("4 5 20.0"), 8, "3 5 15.0");  // row 4 no longer appears
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()),
+                 {"row 4 of the 6 x 6 matrix has no observation: expected every row to be observed at least once"});
+}
+
+TEST_F(BadInputTest, StartingFactorOfTheWrongShape) {
+  write_file(dir() / "X0.mtx", "%%MatrixMarket matrix array real general\n5 1\n1\n2\n3\n4\n5\n");
+  const fs::path file = model(file_model("", "l1", "rank = 1\ninit = \"file\"\ninit_file = \"X0.mtx\"\n"));
+  expect_refused(run(file), located(file, 11), {"solver.init_file: the starting factor is 5 x 1, expected 6 x 1"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plugins.
+
+TEST_F(BadInputTest, UnknownPlugin) {
+  const fs::path file = model(file_model("", "huber"));
+  expect_refused(run(file), located(file, 5), {"loss.type: no loss plugin named 'huber'; searched: ", "plugins found: "});
+}
+
+TEST_F(BadInputTest, UnknownApplication) {
+  std::string text = file_model();
+  text.replace(text.find("matrix-completion"), 17, "matrix-complete");
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 2), {"model.type: no application plugin named 'matrix-complete'"});
+}
+
+TEST_F(BadInputTest, PluginOfAnotherAbiVersion) {
+  const fs::path file = model(file_model("", "test-abi"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-abi.so").string()),
+                 {"plugin ABI version 999"});
+}
+
+TEST_F(BadInputTest, PluginThatIsNotASharedLibrary) {
+  const fs::path file = model(file_model("", "test-garbage"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-garbage.so").string()), {"cannot load plugin"});
+}
+
+TEST_F(BadInputTest, PluginThatThrows) {
+  const fs::path file = model(file_model("", "test-throw-std"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-throw-std.so").string()),
+                 {"loss plugin 'test-throw-std' failed: out of widgets"});
+}
+
+TEST_F(BadInputTest, LossViolatingConcavity) {
+  const fs::path file = model(file_model("", "test-convex"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, "loss 'test-convex'", {"cannot be used by the MM solver", "phi is not concave: phi'(1e-06) = 1.000001 > phi'(0) = 1"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// The output.
+
+TEST_F(BadInputTest, OutputDirectoryNotWritable) {
+  // Below a regular file: no directory can be created there (even by root).
+  write_file(dir() / "a_file", "x");
+  const fs::path file = model(file_model());
+  const fs::path target = dir() / "a_file" / "out";
+  const Result r = run(file, {}, "", target);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^sdprl: error: " + escape_regex(target.string()) +
+                                                  ": output directory is not writable: ")))
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// The disk fills up while X.mtx is written: a 4 KB tmpfs (in a private mount namespace) holds the
+// write probe but not the factor of the 150 x 3 model. The run answers with the file and the
+// system's reason, and leaves no temporary file; summary.json is never written.
+TEST_F(BadInputTest, DiskFullWhileWriting) {
+  const fs::path small = dir() / "small";
+  fs::create_directories(small);
+  if (std::system("unshare -m true >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mount namespace (unshare -m)";
+  const fs::path file = model(synthetic_model());
+  const std::string mount = "mount -t tmpfs -o size=4k tmpfs " + shell_quote(small.string()) + " &&";
+  // The listing is taken inside the namespace: the tmpfs is gone when it ends.
+  const fs::path listing = dir() / "listing.txt";
+  const Result r = run(file, {}, "unshare -m /bin/sh -c " +
+                                     shell_quote(mount + " \"$0\" \"$@\"; s=$?; ls -a " +
+                                                 shell_quote((small / "out").string()) + " > " +
+                                                 shell_quote(listing.string()) + "; exit $s") +
+                                     " ", small / "out");
+  // (the wrapper passes the program and its arguments through "$0" "$@")
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^sdprl: error: " + escape_regex((small / "out" / "X.mtx").string()) +
+                                                  ": cannot write: .*No space left on device")))
+      << r.err;
+  const std::string files = read_file(listing);
+  EXPECT_EQ(files.find(".tmp."), std::string::npos) << files;
+  EXPECT_EQ(files.find("X.mtx"), std::string::npos) << files;
+  EXPECT_EQ(files.find("summary.json"), std::string::npos) << files;
+}
+
+// The same with a file size limit (ulimit -f, SIGXFSZ ignored): writes fail with EFBIG.
+TEST_F(BadInputTest, FileSizeLimitWhileWriting) {
+  const fs::path file = model(synthetic_model());
+  const Result r = run(file, {}, "trap '' XFSZ; ulimit -f 8;");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^sdprl: error: " + escape_regex((out() / "X.mtx").string()) +
+                                                  ": cannot write: .*File too large")))
+      << r.err;
+  expect_no_partial_files(out());
+  EXPECT_FALSE(fs::exists(out() / "X.mtx"));
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numerical failure.
+
+// A starting factor whose Gram matrix overflows (entries 1e200): the objective is Inf from the
+// start. The run stops with status numerical_error (exit 3) and writes a complete summary.
+TEST_F(BadInputTest, NumericalBlowUp) {
+  write_file(dir() / "X0.mtx", "%%MatrixMarket matrix array real general\n6 1\n1e200\n1e200\n1e200\n1e200\n1e200\n1e200\n");
+  const fs::path file = model(file_model("", "l1", "rank = 1\ninit = \"file\"\ninit_file = \"X0.mtx\"\n"));
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.out.find("status = numerical_error"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "sdprl: error: solver: numerical failure: the objective at the starting point is not finite; "
+                   "summary.json, trace.csv and the last finite iterate are in " + out().string() + "\n");
+  expect_no_partial_files(out());
+  ASSERT_TRUE(fs::exists(out() / "summary.json"));
+  EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
+}
+
+}  // namespace
