@@ -18,7 +18,15 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-cmake -S "$example" -B "$work/mvu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
+# Under the sanitizer build (tools/dev.sh sanitize) libsdprl carries ASan: the example's test
+# program, which links it, must then be built with the same runtime first in line.
+san=()
+if grep -q '^SDPRL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=all"
+  san=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_MODULE_LINKER_FLAGS=$flags"
+       "-DCMAKE_SHARED_LINKER_FLAGS=$flags")
+fi
+cmake -S "$example" -B "$work/mvu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" "${san[@]}" \
       > "$work/configure.log" || { cat "$work/configure.log"; fail "configuring the example"; }
 cmake --build "$work/mvu" > "$work/build.log" 2>&1 || { cat "$work/build.log"; fail "building the example"; }
 # The example may include public headers only: nothing from the source tree is on its include path.
