@@ -12,13 +12,6 @@ namespace {
 using MatrixMap = Eigen::Map<Matrix>;
 using ConstMatrixMap = Eigen::Map<const Matrix>;
 
-// Z = X X^T with both triangles bit-identical (one triangle computed, then mirrored).
-void gram(const Matrix& X, Matrix& Z) {
-  const Index n = X.rows();
-  Z.setZero(n, n);
-  Z.selfadjointView<Eigen::Lower>().rankUpdate(X);
-  Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
-}
 
 class AllEntriesLinearization final : public TermLinearization {
  public:
@@ -124,9 +117,12 @@ AllEntriesTerms::AllEntriesTerms(Index n, const Matrix& targets) : AllEntriesTer
 AllEntriesTerms::~AllEntriesTerms() = default;
 
 void AllEntriesTerms::evaluate(const Matrix& X, Vector& values) const {
-  Matrix Z;
-  gram(X, Z);
-  values = Eigen::Map<const Vector>(Z.data(), n_ * n_);
+  // Z = X X^T written straight into values, both triangles bit-identical (one triangle computed,
+  // then mirrored): the row-split linearisation relies on exact symmetry.
+  values.setZero(n_ * n_);
+  MatrixMap Z(values.data(), n_, n_);
+  Z.selfadjointView<Eigen::Lower>().rankUpdate(X);
+  Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
 }
 
 void AllEntriesTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const {
