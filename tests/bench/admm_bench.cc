@@ -1,18 +1,25 @@
-// Cost of the sparse path (algorithm.md section 4): one ADMM iteration and one MM step on the
-// paper's synthetic matrix-completion instance (rank 5, s = 2, o = 0.05, sigma = 10) at
-// m = 1000, 10000, 100000 with the row-split Xt-step. One ADMM iteration is O(nnz r + n r^2), so
-// the time per observation should stay flat as m grows (nnz ~ s r m ln m).
+// Cost of the sparse path (algorithm.md section 4; issue #8): one ADMM iteration and one MM step on
+// the paper's synthetic matrix-completion instance (rank 5, s = 2, o = 0.05, sigma = 10) at
+// m = 2000, 10000, 100000 with the row-split Xt-step, on 1 and 2 threads, fused row pass
+// (admm/row_kernel.h) and generic three-pass path side by side; and a streaming copy that measures
+// this machine's memory bandwidth in the same run. One ADMM iteration is O(nnz r + n r^2), so the
+// time per observation should stay flat as m grows (nnz ~ s r m ln m).
 //
-//   build-*/bin/admm_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   build/bin/admm_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   tools/bench/perf_report   (runs this, the full solves and prints the ratios)
 //
-// Counters: observations (terms), split_terms, admm_iterations (per MM step) and ns_per_obs (the
-// wall time of one benchmark iteration, in ns, divided by the number of observations).
+// Counters: observations (terms), split_terms, admm_iterations (per MM step), ns_per_obs (wall
+// time of one benchmark iteration in ns / observations), floor_bytes (the issue's floor for one
+// ADMM iteration: observations (r + 3) 8 bytes) and floor_GBps (floor_bytes / time: the bandwidth
+// the iteration would need if it moved only those bytes; compare with BM_StreamCopy's bytes_per_second).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 #include <map>
 #include <memory>
 #include <utility>
@@ -46,7 +53,8 @@ struct Instance {
   sdprl::SolverOptions options;
   sdprl::Matrix X0;
   std::unique_ptr<sdprl::Surrogate> surrogate;
-  std::unique_ptr<sdprl::Admm> admm;
+  std::unique_ptr<sdprl::Admm> admm;          // fused row pass
+  std::unique_ptr<sdprl::Admm> admm_generic;  // AdmmOptions::fused = false
   double eps1 = 0.0;  // eps_1 = c0 / 1^b0 with c0 = F(X0): the first MM step's ADMM tolerance
 };
 
@@ -86,6 +94,10 @@ Instance& instance(std::int64_t m) {
   in.admm = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, in.options.admm),
                                           in.options.admm);
   in.admm->prepare();
+  sdprl::AdmmOptions generic = in.options.admm;
+  generic.fused = false;
+  in.admm_generic = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, generic), generic);
+  in.admm_generic->prepare();
   in.eps1 = std::max(in.options.admm.min_tolerance, std::max(std::abs(in.surrogate->center_objective()), 1e-12));
   return in;
 }
@@ -98,6 +110,16 @@ void set_counters(benchmark::State& state, const Instance& in, double seconds) {
   state.counters["split_terms"] = static_cast<double>(in.surrogate->split_terms());
   const double iterations = static_cast<double>(state.iterations());
   state.counters["ns_per_obs"] = iterations > 0 ? 1e9 * seconds / (iterations * obs) : 0.0;
+  const double floor_bytes = obs * static_cast<double>(kRank + 3) * 8.0;
+  state.counters["floor_bytes"] = floor_bytes;
+  state.counters["floor_GBps"] = seconds > 0 ? floor_bytes * iterations / seconds / 1e9 : 0.0;
+  state.counters["threads"] = sdprl::set_threads(static_cast<int>(state.range(1)));
+}
+
+// Arguments: m, threads, fused (1) or generic (0). Sets the thread count before the timed loop.
+sdprl::Admm& admm_of(benchmark::State& state, Instance& in) {
+  sdprl::set_threads(static_cast<int>(state.range(1)));
+  return state.range(2) ? *in.admm : *in.admm_generic;
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -105,21 +127,22 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // One ADMM iteration (Xt-, e-, nu-step and the duality gap) on the surrogate at X0.
 void BM_AdmmIteration(benchmark::State& state) {
   Instance& in = instance(state.range(0));
+  sdprl::Admm& admm = admm_of(state, in);
   // The MM-step benchmark rebuilds the surrogate at X0 too, so both see the same H.
   in.surrogate->update(in.X0);
-  in.admm->prepare();
-  if (!in.admm->direct()) {
+  admm.prepare();
+  if (!admm.direct()) {
     state.SkipWithError("the row-split Xt-step is not direct for this instance");
     return;
   }
   sdprl::AdmmState st;
-  in.admm->reset_if_needed(st);
+  admm.reset_if_needed(st);
   // Untimed warm-up: sizes (and first-touches) every buffer of the state and the ADMM scratch,
   // so that the timed iterations measure the steady state, not page faults.
-  in.admm->iterate(st, in.eps1);
+  admm.iterate(st, in.eps1);
   const auto t0 = Clock::now();
   for (auto _ : state) {
-    in.admm->iterate(st, in.eps1);
+    admm.iterate(st, in.eps1);
     benchmark::DoNotOptimize(st.gap);
   }
   const double seconds = seconds_since(t0);
@@ -130,15 +153,16 @@ void BM_AdmmIteration(benchmark::State& state) {
 // One MM step: H rebuilt at X0, the Xt-step factored, the ADMM run to eps_1 from a cold state.
 void BM_MmStep(benchmark::State& state) {
   Instance& in = instance(state.range(0));
+  sdprl::Admm& admm = admm_of(state, in);
   sdprl::AdmmState st;
   auto step = [&] {
     in.surrogate->update(in.X0);
-    in.admm->prepare();
-    in.admm->reset_if_needed(st);
+    admm.prepare();
+    admm.reset_if_needed(st);
     st.D.setZero();
     st.e.setZero();
     st.nu.setZero();
-    return in.admm->run(st, in.eps1);
+    return admm.run(st, in.eps1);
   };
   step();  // untimed warm-up, as in BM_AdmmIteration
   long admm_iterations = 0;
@@ -154,8 +178,28 @@ void BM_MmStep(benchmark::State& state) {
                                                          benchmark::Counter::kAvgIterations);
 }
 
-BENCHMARK(BM_AdmmIteration)->ArgName("m")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_MmStep)->ArgName("m")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The machine's streaming bandwidth, measured beside the kernels: a 256 MB copy (read + write).
+void BM_StreamCopy(benchmark::State& state) {
+  const std::size_t n = std::size_t{1} << 25;  // doubles
+  std::vector<double> a(n, 1.0), b(n, 0.0);
+  for (auto _ : state) {
+    std::memcpy(b.data(), a.data(), n * sizeof(double));
+    benchmark::DoNotOptimize(b.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * n * sizeof(double)));
+}
+
+void kernel_arguments(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "threads", "fused"});
+  for (const std::int64_t m : {2000, 10000, 100000})
+    for (const std::int64_t threads : {1, 2})
+      for (const std::int64_t fused : {1, 0}) b->Args({m, threads, fused});
+}
+
+BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AdmmIteration)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MmStep)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -53,6 +53,17 @@ class SDPRL_API TermLinearization {
   // The r x r diagonal blocks of P*P: block i (rows i*r .. i*r + r - 1 of the (n r) x r result)
   // is sum_h P_h(i,:)^T P_h(i,:). Exact P*P when rows_decoupled(), a preconditioner otherwise.
   virtual void gram_row_blocks(Matrix& blocks) const = 0;
+
+  // Optional fast path of the row-split Xt-step (framework/src/admm/row_kernel.h). A linearisation
+  // whose every split term has the form P_h = e_i a_h^T (one row i, a vector a_h in R^r), with the
+  // split terms of row i numbered row_offsets()[i] .. row_offsets()[i+1]-1, returns those n + 1
+  // offsets here and writes a_h on request; the ADMM then runs one fused, cache-resident pass per
+  // row and iteration instead of separate passes for P, P* and the gap. nullptr: not available.
+  virtual const Index* row_offsets() const;
+  // Writes a_h of the split terms of row i component by component: out[c * deg + q] is entry c of
+  // a_h for h = row_offsets()[i] + q (deg = row_offsets()[i+1] - row_offsets()[i]), so that the
+  // kernel's loops over h are contiguous and vectorise. Called only when row_offsets() != nullptr.
+  virtual void row_vectors(Index i, double* out) const;
 };
 
 class SDPRL_API ConstraintSet {

@@ -24,11 +24,13 @@
 namespace sdprl {
 
 // Bump on any change of a public interface class layout or of a factory signature.
+// 2: TermLinearization gained row_offsets()/row_vectors() (the fused row-split ADMM pass).
+#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 2
 #ifndef SDPRL_PLUGIN_ABI_VERSION
-#define SDPRL_PLUGIN_ABI_VERSION 1
+#define SDPRL_PLUGIN_ABI_VERSION SDPRL_PLUGIN_ABI_VERSION_CURRENT
 #endif
 constexpr std::uint32_t kPluginMagic = 0x53445052u;  // "SDPR"
-constexpr std::uint32_t kPluginAbiVersion = 1;
+constexpr std::uint32_t kPluginAbiVersion = SDPRL_PLUGIN_ABI_VERSION_CURRENT;
 
 enum class PluginKind : std::uint32_t { kLoss = 1, kApplication = 2 };
 SDPRL_API const char* to_string(PluginKind kind);

@@ -53,6 +53,10 @@ struct AdmmOptions {
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
   int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
+  // Row-split with a diagonal B: run each ADMM iteration as one fused pass over the rows
+  // (framework/src/admm/row_kernel.h; same iterates as the generic path up to rounding).
+  // false keeps the generic three-pass path (for tests and benchmarks).
+  bool fused = true;
 };
 
 struct SolverOptions {
@@ -72,6 +76,11 @@ struct SolverOptions {
   // a1a, where the first run had stalled: see the note in README "Known limitations".
   bool l1_warm_start = false;
   std::uint64_t seed = 1;            // for the Gaussian start
+  // Threads of the row loops (OpenMP); 0 = OpenMP's default (OMP_NUM_THREADS, else every core).
+  // Default 1: on a shared machine a busy core stalls every other thread at each ADMM iteration
+  // (measured: 2 threads 4x slower than 1 while a compiler ran; OMP_WAIT_POLICY=passive avoids it).
+  // The result is bit-identical for any thread count (fixed chunks, partial sums added in order).
+  int threads = 1;
   bool verbose = true;               // print the iteration table on stderr
   int print_every = 1;               // print every k-th MM iteration (the first and last always)
   AdmmOptions admm;
@@ -135,6 +144,11 @@ SDPRL_API void initialize(const Model& model, const SolverOptions& options, Inde
 // The algorithm that will minimise F with this loss: `requested` unless it is kAuto, which picks
 // L-BFGS for a loss differentiable at 0 (phi'(0) = 0, e.g. square) and MM otherwise.
 SDPRL_API SolverType resolve_solver_type(const Loss& loss, SolverType requested);
+
+// Sets the number of threads of the row loops (OpenMP; 0 = OpenMP's default) for this process and
+// returns the number the next parallel loop will use (1 when built without OpenMP). solve() calls
+// it with SolverOptions::threads.
+SDPRL_API int set_threads(int threads);
 
 // The automatic rho of AdmmOptions.
 SDPRL_API double automatic_rho(const Loss& loss, const AdmmOptions& options);

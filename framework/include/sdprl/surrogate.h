@@ -124,6 +124,8 @@ class SDPRL_API Admm {
 
   // True when the Xt-step is n independent r x r solves (row-split, diagonal B).
   bool direct() const { return direct_; }
+  // True when the iteration runs as one fused pass per row (admm/row_kernel.h).
+  bool fused() const { return fused_; }
   // The constraint split's penalty (0 without a constraint).
   double constraint_rho() const { return rho_k_; }
 
@@ -140,6 +142,9 @@ class SDPRL_API Admm {
   const ConvexConstraint* constraint_ = nullptr;
   AdmmOptions options_;
   bool direct_ = false;
+  bool fused_ = false;       // direct_ and the fused row pass applies (admm/row_kernel.h)
+  Index max_degree_ = 0;     // largest number of split terms in one row (fused_)
+  std::vector<double> inverse_blocks_;  // fused_: n blocks K_i^{-1} (r x r, row-major)
   std::vector<Eigen::LLT<Eigen::MatrixXd>> blocks_;  // per-row factors of the Xt-step
   std::vector<char> zero_row_;                        // rows with no curvature and no terms
   // scratch

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "admm/row_kernel.h"
 #include "linalg/pcg.h"
 #include "sdprl/surrogate.h"
 
@@ -18,7 +19,15 @@ void Admm::prepare() {
   // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
   // majoriser, no A-curvature); otherwise the same blocks precondition CG.
   direct_ = lin.rows_decoupled() && s_.b_is_diagonal();
-  lin.gram_row_blocks(gram_);  // a member: n r^2 doubles, kept to avoid re-faulting every MM step
+  // The fused row pass (admm/row_kernel.h) needs the rows' a_h; the constraint split keeps the
+  // generic path.
+  fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr;
+  if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
+  // A member: n r^2 doubles, kept to avoid re-faulting every MM step.
+  if (fused_)
+    detail::row_gram_blocks(lin, lin.row_offsets(), n, r, max_degree_, gram_);
+  else
+    lin.gram_row_blocks(gram_);
   const Vector& bd = s_.b_diagonal();
   double gram_trace = 0.0;
   for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
@@ -42,6 +51,11 @@ void Admm::factor_blocks() {
     // The constraint split's penalty: the mean diagonal of 2B, so that both parts of the
     // Xt-step's matrix have the same scale (or the user's admm.rho_constraint).
     rho_k_ = options_.rho_constraint > 0.0 ? options_.rho_constraint : std::max(2.0 * bd.mean(), 1e-8);
+  }
+  if (fused_) {
+    blocks_.clear();
+    detail::invert_row_blocks(gram, bd, rho_, rho_k_, n, r, inverse_blocks_);
+    return;
   }
   Eigen::MatrixXd K(r, r);
   for (Index i = 0; i < n; ++i) {
@@ -109,6 +123,26 @@ void Admm::solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iteration
 void Admm::iterate(AdmmState& st, double eps) {
   const TermLinearization& lin = s_.linearization();
   const Vector& b = lin.offsets();
+  if (fused_) {
+    // The same iteration as below, one row at a time (admm/row_kernel.h).
+    detail::RowKernel k;
+    k.lin = &lin;
+    k.offsets = lin.row_offsets();
+    k.n = s_.rows();
+    k.r = s_.rank();
+    k.max_degree = max_degree_;
+    k.b = b.data();
+    k.G = &s_.G();
+    k.b_diagonal = &s_.b_diagonal();
+    k.inverse_blocks = inverse_blocks_.data();
+    k.rho = rho_;
+    const detail::RowSums sums = detail::fused_iteration(k, st.nu, st.e, st.D);
+    st.step = st.D;
+    st.primal = sums.quadratic + 2.0 * sums.absolute + s_.c();
+    st.dual = s_.c() + sums.nu_b - 0.25 * sums.m_binv_m;
+    st.gap = st.primal - st.dual;
+    return;
+  }
   // Xt-step: (2B + rho P*P) D = -G - P*(nu + rho (b - e)).
   y_ = st.nu + rho_ * (b - st.e);
   lin.apply_adjoint(y_, work_);

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "sdprl/error.h"
 #include "sdprl/loss_check.h"
@@ -125,6 +128,7 @@ bool SolverOptions::is_valid(std::string* error) const {
   if (!(time_limit >= 0.0)) return bad("solver.time_limit", time_limit, "must be >= 0 (0 = none)");
   if (!(init_scale > 0.0)) return bad("solver.init_scale", init_scale, "must be > 0");
   if (print_every < 1) return bad("solver.print_every", print_every, "must be >= 1");
+  if (threads < 0) return bad("solver.threads", threads, "must be >= 0 (0 = every core)");
   if (lbfgs_memory < 1) return bad("solver.lbfgs_memory", lbfgs_memory, "must be >= 1");
   if (admm.max_iterations < 1) return bad("solver.admm.max_iterations", admm.max_iterations, "must be >= 1");
   if (!(admm.rho >= 0.0)) return bad("solver.admm.rho", admm.rho, "must be > 0 (or 0 for automatic)");
@@ -163,6 +167,18 @@ double objective(const Model& model, const Loss& loss, const RegularizationWeigh
   return f;
 }
 
+int set_threads(int threads) {
+#ifdef _OPENMP
+  // OpenMP's own default (OMP_NUM_THREADS, else every core), read before anything changes it.
+  static const int default_threads = omp_get_max_threads();
+  omp_set_num_threads(threads > 0 ? threads : default_threads);
+  return omp_get_max_threads();
+#else
+  (void)threads;
+  return 1;
+#endif
+}
+
 SolverType resolve_solver_type(const Loss& loss, SolverType requested) {
   if (requested != SolverType::kAuto) return requested;
   return loss.derivative(0.0) == 0.0 ? SolverType::kLbfgs : SolverType::kMm;
@@ -181,6 +197,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   const auto t0 = Clock::now();
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
+  set_threads(options.threads);
   if (!model.terms) throw Error("model", "the application built no terms");
   // The algorithm: MM needs the contract of Assumption 3; a loss differentiable at 0 (phi'(0) = 0,
   // e.g. the square loss) goes to L-BFGS instead.

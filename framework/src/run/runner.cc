@@ -85,6 +85,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.init_scale = t.number("init_scale", o.init_scale, NumberRule::positive());
   o.l1_warm_start = t.boolean("l1_warm_start", o.l1_warm_start);
   o.seed = read_seed(t);
+  o.threads = static_cast<int>(t.integer("threads", o.threads, NumberRule::closed(0, 4096)));
   o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
   const ConfigTable a = t.table("admm");
   o.admm.max_iterations = static_cast<int>(a.integer("max_iterations", o.admm.max_iterations, NumberRule::closed(1, 1e9)));
@@ -94,6 +95,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.admm.c0 = a.number("c0", o.admm.c0, NumberRule::non_negative());
   o.admm.min_tolerance = a.number("min_tolerance", o.admm.min_tolerance, NumberRule::positive());
   from_string(a.string("xt_step", "row-split", {"row-split", "coupled"}), &o.admm.split);
+  o.admm.fused = a.boolean("fused", o.admm.fused);
   o.admm.rho_constraint = a.number("rho_constraint", o.admm.rho_constraint, NumberRule::non_negative());
   o.admm.cg_tolerance = a.number("cg_tolerance", o.admm.cg_tolerance, NumberRule::open(0, 1));
   o.admm.cg_max_iterations = static_cast<int>(a.integer("cg_max_iterations", o.admm.cg_max_iterations, NumberRule::closed(1, 1e9)));

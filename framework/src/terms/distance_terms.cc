@@ -122,6 +122,21 @@ class DistanceLinearization final : public TermLinearization {
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
 
+  // Row-split: half-term p of row i is P_p = e_i a_p^T with a_p = scale_p (x_i - x_partner(p)).
+  const Index* row_offsets() const override {
+    return mode_ == SplitMode::kRowSplit ? row_ptr_.data() : nullptr;
+  }
+  void row_vectors(Index i, double* out) const override {
+    const Index r = X_.cols();
+    const double* xi = X_.data() + i * r;
+    const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
+    for (Index q = 0; q < deg; ++q) {
+      const double s = scale_[begin + q];
+      const double* xj = X_.data() + static_cast<Index>(partner_[begin + q]) * r;
+      for (Index c = 0; c < r; ++c) out[c * deg + q] = s * (xi[c] - xj[c]);
+    }
+  }
+
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
     blocks.setZero(n * r, r);

@@ -138,6 +138,33 @@ class EntryLinearization final : public TermLinearization {
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
 
+  // Row-split: half-term p of row i is P_p = e_i a_p^T with a_p = scale_p x_partner(p).
+  const Index* row_offsets() const override {
+    return mode_ == SplitMode::kRowSplit ? row_ptr_.data() : nullptr;
+  }
+  void row_vectors(Index i, double* out) const override {
+    switch (X_.cols()) {  // a fixed rank unrolls the gather of r doubles per half-term
+      case 2: return scaled_partners<2>(i, out);
+      case 3: return scaled_partners<3>(i, out);
+      case 4: return scaled_partners<4>(i, out);
+      case 5: return scaled_partners<5>(i, out);
+      case 6: return scaled_partners<6>(i, out);
+      case 8: return scaled_partners<8>(i, out);
+      default: return scaled_partners<Eigen::Dynamic>(i, out);
+    }
+  }
+
+  template <int R>
+  void scaled_partners(Index i, double* out) const {
+    const Index r = R == Eigen::Dynamic ? X_.cols() : R;
+    const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
+    for (Index q = 0; q < deg; ++q) {
+      const double s = scale_[begin + q];
+      const double* x = X_.data() + static_cast<Index>(partner_[begin + q]) * r;
+      for (Index c = 0; c < r; ++c) out[c * deg + q] = s * x[c];
+    }
+  }
+
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
     blocks.setZero(n * r, r);

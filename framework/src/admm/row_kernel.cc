@@ -1,0 +1,192 @@
+// The fused row-split ADMM iteration (formulas in row_kernel.h). The rank r is a template
+// parameter for r <= 8, so that the per-term dot products and updates of r doubles are unrolled
+// and vectorised; larger ranks take the same code with Eigen::Dynamic.
+#include "admm/row_kernel.h"
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+
+namespace sdprl::detail {
+namespace {
+
+// Rows per chunk: the unit of work of a thread and of the ordered partial sums.
+constexpr Index kChunk = 64;
+
+// Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
+struct RowBuffers {
+  std::vector<double> a, y, v;
+  explicit RowBuffers(const RowKernel& k)
+      : a(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1) * k.r)),
+        y(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1))),
+        v(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1))) {}
+};
+
+template <int R>
+void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* nu_all, double* e_all,
+                  double* D, RowSums& sums) {
+  using Vec = Eigen::Matrix<double, R, 1>;
+  using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
+  using Arr = Eigen::Map<Eigen::ArrayXd>;
+  using ConstArr = Eigen::Map<const Eigen::ArrayXd>;
+  const Index r = k.r;
+  const double rho = k.rho, inv_rho = 1.0 / rho, threshold = 2.0 / rho;
+  // Locals (not views of memory), so that the compiler may keep them in registers.
+  Vec acc(r), m(r), dl(r);
+  for (Index i = begin; i < end; ++i) {
+    const Index p0 = k.offsets[i], deg = k.offsets[i + 1] - p0;
+    const Eigen::Map<const Vec> g(k.G->data() + i * r, r);
+    const double bii = (*k.b_diagonal)[i];
+    Arr nu(nu_all + p0, deg), e(e_all + p0, deg), y(w.y.data(), deg), v(w.v.data(), deg);
+    const ConstArr b(k.b + p0, deg);
+    // a_h component by component: column c of the row's (deg x r) matrix is contiguous.
+    const double* a = w.a.data();
+    auto column = [a, deg](Index c) { return ConstArr(a + c * deg, deg); };
+    if (deg > 0) k.lin->row_vectors(i, w.a.data());
+    // Xt-step: y_h = nu_h + rho (b_h - e_h);  d_i = K_i^{-1} (-G_i - sum_h y_h a_h).
+    y = nu + rho * (b - e);
+    for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
+    dl.noalias() = Eigen::Map<const Mat>(k.inverse_blocks + i * r * r, r, r) * acc;
+    Eigen::Map<Vec>(D + i * r, r) = dl;
+    // v_h = <d_i, a_h> + b_h.
+    v = b;
+    for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
+    // e-step: soft(z, t) = z - clamp(z, -t, t) (branch-free and exact); nu-step.
+    y = v + nu * inv_rho;  // z, in y's storage
+    e = y - y.max(-threshold).min(threshold);
+    nu += rho * (v - e);
+    // The gap's pieces: |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
+    sums.absolute += v.abs().sum();
+    sums.nu_b += (nu * b).sum();
+    for (Index c = 0; c < r; ++c) m[c] = g[c] + (nu * column(c)).sum();
+    sums.quadratic += bii * dl.squaredNorm() + g.dot(dl);
+    // B_ii = 0: no term and no regularizer on row i, M_i = 0 there (the pseudo-inverse of B).
+    if (bii > 0.0) sums.m_binv_m += m.squaredNorm() / bii;
+  }
+}
+
+template <int R>
+RowSums iterate_all(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
+  const Index chunks = (k.n + kChunk - 1) / kChunk;
+  std::vector<RowSums> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel
+  {
+    RowBuffers buffers(k);
+#pragma omp for schedule(static)
+    for (Index c = 0; c < chunks; ++c) {
+      const Index begin = c * kChunk, end = std::min(k.n, begin + kChunk);
+      iterate_rows<R>(k, begin, end, buffers, nu.data(), e.data(), D.data(),
+                      partial[static_cast<std::size_t>(c)]);
+    }
+  }
+  RowSums total;
+  for (const RowSums& s : partial) {
+    total.quadratic += s.quadratic;
+    total.absolute += s.absolute;
+    total.nu_b += s.nu_b;
+    total.m_binv_m += s.m_binv_m;
+  }
+  return total;
+}
+
+template <int R>
+void invert_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
+                   std::vector<double>& out) {
+  using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
+  out.assign(static_cast<std::size_t>(n * r * r), 0.0);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    Mat K = rho * gram.middleRows(i * r, r);
+    K.diagonal().array() += 2.0 * bd[i] + rho_k;
+    Eigen::Map<Mat> inv(out.data() + i * r * r, r, r);
+    if (K.cwiseAbs().maxCoeff() == 0.0) continue;  // no curvature on row i: d_i = 0
+    Eigen::LLT<Mat> llt(K);
+    if (llt.info() != Eigen::Success) {
+      // Singular block (lambda = 0 and a rank-deficient Gram): as Admm::factor_blocks.
+      K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
+      llt.compute(K);
+    }
+    inv = llt.solve(Mat::Identity(r, r));
+  }
+}
+
+template <int R>
+void grams(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree, Matrix& gram) {
+  gram.resize(n * r, r);
+#pragma omp parallel
+  {
+    const std::size_t size = static_cast<std::size_t>(std::max<Index>(max_degree, 1) * r);
+    std::vector<double> buf(size);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      double* block = gram.data() + i * r * r;
+      const Index deg = offsets[i + 1] - offsets[i];
+      if (deg == 0) {
+        std::fill(block, block + r * r, 0.0);
+        continue;
+      }
+      lin.row_vectors(i, buf.data());
+      // Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column: each of the
+      // r (r + 1) / 2 entries is one contiguous, vectorised dot product of length deg (no GEMM
+      // packing for these short, thin blocks).
+      const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, R>> T(buf.data(), deg, r);
+      for (Index c1 = 0; c1 < r; ++c1)
+        for (Index c2 = c1; c2 < r; ++c2) block[c1 * r + c2] = block[c2 * r + c1] = T.col(c1).dot(T.col(c2));
+    }
+  }
+}
+
+}  // namespace
+
+void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
+                     Matrix& gram) {
+  switch (r) {
+    case 1: return grams<1>(lin, offsets, n, r, max_degree, gram);
+    case 2: return grams<2>(lin, offsets, n, r, max_degree, gram);
+    case 3: return grams<3>(lin, offsets, n, r, max_degree, gram);
+    case 4: return grams<4>(lin, offsets, n, r, max_degree, gram);
+    case 5: return grams<5>(lin, offsets, n, r, max_degree, gram);
+    case 6: return grams<6>(lin, offsets, n, r, max_degree, gram);
+    case 7: return grams<7>(lin, offsets, n, r, max_degree, gram);
+    case 8: return grams<8>(lin, offsets, n, r, max_degree, gram);
+    default: return grams<Eigen::Dynamic>(lin, offsets, n, r, max_degree, gram);
+  }
+}
+
+RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
+  D.resize(k.n, k.r);
+  switch (k.r) {
+    case 1: return iterate_all<1>(k, nu, e, D);
+    case 2: return iterate_all<2>(k, nu, e, D);
+    case 3: return iterate_all<3>(k, nu, e, D);
+    case 4: return iterate_all<4>(k, nu, e, D);
+    case 5: return iterate_all<5>(k, nu, e, D);
+    case 6: return iterate_all<6>(k, nu, e, D);
+    case 7: return iterate_all<7>(k, nu, e, D);
+    case 8: return iterate_all<8>(k, nu, e, D);
+    default: return iterate_all<Eigen::Dynamic>(k, nu, e, D);
+  }
+}
+
+void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
+                       std::vector<double>& out) {
+  switch (r) {
+    case 1: return invert_blocks<1>(gram, bd, rho, rho_k, n, r, out);
+    case 2: return invert_blocks<2>(gram, bd, rho, rho_k, n, r, out);
+    case 3: return invert_blocks<3>(gram, bd, rho, rho_k, n, r, out);
+    case 4: return invert_blocks<4>(gram, bd, rho, rho_k, n, r, out);
+    case 5: return invert_blocks<5>(gram, bd, rho, rho_k, n, r, out);
+    case 6: return invert_blocks<6>(gram, bd, rho, rho_k, n, r, out);
+    case 7: return invert_blocks<7>(gram, bd, rho, rho_k, n, r, out);
+    case 8: return invert_blocks<8>(gram, bd, rho, rho_k, n, r, out);
+    default: return invert_blocks<Eigen::Dynamic>(gram, bd, rho, rho_k, n, r, out);
+  }
+}
+
+Index max_row_degree(const Index* offsets, Index n) {
+  Index deg = 0;
+  for (Index i = 0; i < n; ++i) deg = std::max(deg, offsets[i + 1] - offsets[i]);
+  return deg;
+}
+
+}  // namespace sdprl::detail

@@ -1,0 +1,64 @@
+// The fused row-split ADMM iteration: the hot loop of SDP-RL on the sparse path.
+//
+// With the row-split majoriser and a diagonal B (algorithm.md section 3) every split term is
+// P_h = e_i a_h^T for one row i, so the whole ADMM iteration decouples by rows of Xt:
+//
+//   Xt-step   d_i  = K_i^{-1} ( -G_i - sum_{h in row i} (nu_h + rho (b_h - e_h)) a_h ),
+//             K_i  = 2 B_ii I + rho sum_{h in row i} a_h a_h^T          (factored once per MM step)
+//   e-step    v_h  = <d_i, a_h> + b_h,   e_h = soft(v_h + nu_h / rho, 2 / rho)
+//   nu-step   nu_h = nu_h + rho (v_h - e_h)
+//   gap       H(D) = sum_i (B_ii |d_i|^2 + <G_i, d_i>) + 2 sum_h |v_h| + c
+//             D(nu) = c + sum_h nu_h b_h - (1/4) sum_i |M_i|^2 / B_ii,  M_i = G_i + sum_h nu_h a_h
+//
+// which is Admm::iterate() written for one row at a time (the same formulas as sdprl/surrogate.h).
+// One pass over a row's split terms reads a_h, b_h, nu_h, e_h once from memory and uses them twice
+// from cache: the bandwidth floor of issue #8, about (r + 3) doubles per split term, instead of the
+// three separate passes (P*, P, P* again for the dual) of the generic path.
+//
+// Rows are processed in fixed chunks whose partial sums are added in chunk order, so the result
+// is bit-identical for any number of threads.
+#pragma once
+
+#include <vector>
+
+#include "sdprl/constraint_set.h"
+#include "sdprl/types.h"
+
+namespace sdprl::detail {
+
+struct RowKernel {
+  const TermLinearization* lin = nullptr;
+  const Index* offsets = nullptr;  // n + 1: the split terms of row i are offsets[i] .. offsets[i+1]-1
+  Index n = 0, r = 0;
+  Index max_degree = 0;            // max_i (offsets[i+1] - offsets[i])
+  const double* b = nullptr;       // b_h
+  const Matrix* G = nullptr;       // n x r
+  const Vector* b_diagonal = nullptr;  // diag(B), length n
+  const double* inverse_blocks = nullptr;  // n blocks (r x r, row-major): K_i^{-1}, zero where K_i = 0
+  double rho = 1.0;
+};
+
+// The row sums of one iteration: primal H(D) = quadratic + 2 absolute + c,
+// dual D(nu) = c + nu_b - m_binv_m / 4.
+struct RowSums {
+  double quadratic = 0.0, absolute = 0.0, nu_b = 0.0, m_binv_m = 0.0;
+};
+
+// One ADMM iteration on all rows: updates nu and e in place and writes Xt into D (n x r).
+RowSums fused_iteration(const RowKernel& kernel, Vector& nu, Vector& e, Matrix& D);
+
+// K_i^{-1} for K_i = rho gram_i + (2 B_ii + rho_k) I (gram: the (n r) x r blocks of
+// TermLinearization::gram_row_blocks). A block with K_i = 0 (a row no term and no regularizer
+// touches) gets K_i^{-1} = 0, so that d_i = 0 as in the generic path; a singular K_i gets a tiny ridge.
+void invert_row_blocks(const Matrix& gram, const Vector& b_diagonal, double rho, double rho_k, Index n, Index r,
+                       std::vector<double>& inverse_blocks);
+
+// The r x r blocks sum_{h in row i} a_h a_h^T of P*P (rows i*r .. i*r + r - 1 of gram), from the
+// a_h of TermLinearization::row_vectors: the same result as TermLinearization::gram_row_blocks.
+void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
+                     Matrix& gram);
+
+// max_i (offsets[i+1] - offsets[i]).
+Index max_row_degree(const Index* offsets, Index n);
+
+}  // namespace sdprl::detail
