@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "test_files.h"
+#include "test_run.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -418,6 +419,112 @@ TEST_F(BadInputTest, NumericalBlowUp) {
   expect_no_partial_files(out());
   ASSERT_TRUE(fs::exists(out() / "summary.json"));
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
+}
+
+// A loss plugin whose batched values jump up from its 4th call on (tests/plugins/jump_loss.cc):
+// F rises in MM step 3 (the loss is evaluated once at the start and once per step) by about
+// 8 x 100, far beyond eps_3 = F_0 / 3^1.5 = 12, which no inexact ADMM explains (a jump of 1 per term
+// stays within eps_3 and is only counted in monotonicity_violations). The run stops there with status numerical_error
+// (exit 3) and writes the iterate before the rise: X.mtx equals the factor of the same run
+// stopped by max_mm_iterations = 2.
+TEST_F(BadInputTest, RisingObjective) {
+  const fs::path file = model(file_model("", "test-jump") + "[loss.test-jump]\nafter = 4\njump = 100.0\n");
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.out.find("status = numerical_error"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("^sdprl: error: solver: numerical failure: the objective rose at MM iteration 3 from "
+                        "[0-9.e+-]+ to [0-9.e+-]+ \\(by [0-9.e+-]+\\), more than eps_k = [0-9.e+-]+ \\(ADMM gap "
+                        "[0-9.e+-]+\\) allows: the surrogate does not majorise F .*; the factor is the last good "
+                        "iterate; summary.json, trace.csv and the last finite iterate are in .*\n$")))
+      << r.err;
+  expect_no_partial_files(out());
+  const json s = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(s.at("status"), "numerical_error");
+  EXPECT_EQ(s.at("mm_iterations"), 2);
+  EXPECT_EQ(s.at("monotonicity_violations"), 1);
+  // The message's F before the rise is F(X_2), the summary's final objective.
+  const double f2 = s.at("objective").at("final").get<double>();
+  char f2_text[64];
+  std::snprintf(f2_text, sizeof f2_text, "from %.17g to ", f2);
+  EXPECT_NE(r.err.find(f2_text), std::string::npos) << f2_text << " in " << r.err;
+
+  const fs::path two = dir() / "two_steps";
+  const Result r2 = run(file, {"--plugin-path", kTestPluginDir.string(), "--set", "solver.max_mm_iterations=2"}, "", two);
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  EXPECT_EQ(json::parse(read_file(two / "summary.json")).at("status"), "iteration_limit");
+  const std::vector<double> X = sdprl::testing_support::matrix_market_values(out() / "X.mtx");
+  ASSERT_EQ(X.size(), 6u);
+  EXPECT_EQ(X, sdprl::testing_support::matrix_market_values(two / "X.mtx"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// sdprl run --resume DIR.
+
+class ResumeBadInputTest : public BadInputTest {
+ protected:
+  // A checkpoint in out(): the quickstart model (copied to model.toml, so that the test may edit
+  // it) at n = 1000, a checkpoint every 10 ms, killed with SIGKILL once the first one exists.
+  fs::path checkpointed_run() {
+    const fs::path file = dir() / "model.toml";
+    write_file(file, read_file(fs::path(SDPRL_SOURCE_DIR) / "models" / "quickstart.toml"));
+    const pid_t pid = sdprl::testing_support::spawn_sdprl(
+        {"run", file.string(), "--quiet", "--out", out().string(), "--set", "model.synthetic.m=1000", "--set",
+         "regularizer.lambda=1", "--set", "solver.checkpoint_interval=0.01"},
+        dir() / "run.out", dir() / "run.err");
+    const bool saved = sdprl::testing_support::wait_for_file(out() / "checkpoint.sdprl", pid, 60.0);
+    ::kill(pid, SIGKILL);
+    sdprl::testing_support::wait_exit(pid);
+    EXPECT_TRUE(saved) << read_file(dir() / "run.err");
+    return file;
+  }
+  Result resume(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"run", "--resume", out().string(), "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = sdprl::testing_support::run_sdprl(args, dir());
+    return Result{r.code, r.out, r.err};
+  }
+  // Exit 2, nothing on stdout, one line "sdprl: error: WHERE: WHAT".
+  static void expect_refused_resume(const Result& r, const std::string& where, const std::string& what) {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line:\n" << r.err;
+    EXPECT_EQ(r.err.rfind("sdprl: error: " + where + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << "'" << what << "' in:\n" << r.err;
+  }
+};
+
+TEST_F(ResumeBadInputTest, NoCheckpoint) {
+  fs::create_directories(out());
+  expect_refused_resume(resume(), (out() / "checkpoint.sdprl").string(),
+                        "no checkpoint to resume from: the file does not exist");
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
+}
+
+TEST_F(ResumeBadInputTest, CorruptedCheckpoint) {
+  checkpointed_run();
+  const fs::path checkpoint = out() / "checkpoint.sdprl";
+  std::string bytes = read_file(checkpoint);
+  ASSERT_GT(bytes.size(), 1000u);
+  bytes[bytes.size() / 2] ^= 0x10;  // one flipped bit
+  write_file(checkpoint, bytes);
+  expect_refused_resume(resume(), checkpoint.string(), "corrupted checkpoint: its checksum does not match");
+  write_file(checkpoint, bytes.substr(0, bytes.size() / 3));  // truncated
+  expect_refused_resume(resume(), checkpoint.string(), "corrupted checkpoint: its checksum does not match");
+  write_file(checkpoint, "not a checkpoint\n");
+  expect_refused_resume(resume(), checkpoint.string(), "not an sdprl checkpoint");
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
+}
+
+TEST_F(ResumeBadInputTest, ModelFileChanged) {
+  const fs::path file = checkpointed_run();
+  write_file(file, read_file(file) + "# edited after the run started\n");
+  expect_refused_resume(resume(), file.string(), "the model file changed since the checkpoint");
+  // A model file or --set with --resume: the saved run is continued as it was started, or not at all.
+  expect_refused_resume(resume({"--set", "regularizer.lambda=2"}), "--resume",
+                        "with its own model file, --set options and output directory");
+  expect_refused_resume(resume({file.string()}), "--resume", "give no MODEL.toml");
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
 }
 
 }  // namespace

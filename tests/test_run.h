@@ -2,9 +2,14 @@
 // it prints on stdout (the summary), with the plugins of the build tree.
 #pragma once
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +68,75 @@ inline double number(const RunResult& r, const std::string& key) {
     return std::nan("");
   }
   return std::stod(it->second);
+}
+
+// Starts SDPRL_EXECUTABLE with `args` and --plugin-path SDPRL_PLUGIN_BUILD_DIR in the background
+// (SDPRL_PLUGIN_PATH unset, stdout and stderr to `stdout_file` and `stderr_file`), for the tests
+// that signal a run; returns its pid. Reap it with wait_exit().
+inline pid_t spawn_sdprl(const std::vector<std::string>& args, const std::filesystem::path& stdout_file,
+                         const std::filesystem::path& stderr_file) {
+  std::vector<std::string> argv_strings{SDPRL_EXECUTABLE};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  argv_strings.push_back("--plugin-path");
+  argv_strings.push_back(SDPRL_PLUGIN_BUILD_DIR);
+  std::vector<char*> argv;
+  for (std::string& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::unsetenv("SDPRL_PLUGIN_PATH");
+    const int out = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (out < 0 || err < 0 || in < 0) ::_exit(127);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::dup2(in, 0);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits for `pid`: its exit status, or -(signal number) when a signal ended it.
+inline int wait_exit(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1000;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return -1000;
+}
+
+// Polls every 5 ms until `file` exists (true) or process `pid` has ended or `timeout_seconds`
+// passed (false). Does not reap the process.
+inline bool wait_for_file(const std::filesystem::path& file, pid_t pid, double timeout_seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_seconds) {
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) return true;
+    // Ended (WNOWAIT: left for wait_exit to reap)? One last look: the file may have appeared just before.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid)
+      return std::filesystem::exists(file, ec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// The numbers of a MatrixMarket array file (X.mtx), after its comments and size line.
+inline std::vector<double> matrix_market_values(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<double> values;
+  bool size_line = true;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '%') continue;
+    if (size_line) {
+      size_line = false;
+      continue;
+    }
+    values.push_back(std::stod(line));
+  }
+  return values;
 }
 
 }  // namespace sdprl::testing_support

@@ -1,9 +1,12 @@
 // sdprl: the command-line program.
 //   sdprl run MODEL.toml [--set KEY=VALUE ...] [--out DIR] [--plugin-path DIR ...] [--quiet]
+//   sdprl run --resume DIR [--plugin-path DIR ...] [--quiet]
 //   sdprl plugins [--plugin-path DIR ...]
 //   sdprl export-sdpa MODEL.toml -o FILE.dat-s [--set KEY=VALUE ...] [--plugin-path DIR ...]
 // Errors in the model, its data or the plugins print one message "sdprl: error: WHERE: WHAT" and
-// exit with status 2; a run that ends without a usable result exits with status 3.
+// exit with status 2; a run that ends without a usable result exits with status 3; a run stopped
+// by SIGINT or SIGTERM writes its outputs and a checkpoint and exits with 128 + the signal's number
+// (130, 143: the shells' convention for "killed by", so that `sdprl run ... && next` stops there).
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
@@ -23,13 +26,18 @@ namespace po = boost::program_options;
 namespace {
 
 std::atomic<bool> g_interrupt{false};
-extern "C" void on_signal(int) { g_interrupt.store(true); }
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int signal) {
+  g_signal.store(signal);
+  g_interrupt.store(true);
+}
 
 const char* kUsage =
     "usage: sdprl <command> [options]\n"
     "\n"
     "commands:\n"
     "  run MODEL.toml    solve the model; write summary.json, trace.csv, X.mtx\n"
+    "  run --resume DIR  continue the run whose checkpoint is in DIR (its output directory)\n"
     "  plugins           list the plugins found (name, kind, version, file)\n"
     "  export-sdpa MODEL.toml -o FILE.dat-s\n"
     "                    write the model's convex l1 problem in Z = X X^T as an SDPA sparse file\n"
@@ -41,6 +49,8 @@ const char* kUsage =
     "  --out DIR         output directory (default: [output] directory, else sdprl-results/<model>)\n"
     "  --plugin-path P   search P (a directory or a .so file) for plugins first; repeatable\n"
     "  --quiet           no iteration table on stderr\n"
+    "  --resume DIR      continue from DIR/checkpoint.sdprl with the saved model file and --set\n"
+    "                    options (refused if the model file changed); takes --plugin-path, --quiet\n"
     "\n"
     "Plugins are searched in: --plugin-path, [plugins] path in the model, $SDPRL_PLUGIN_PATH,\n"
     "next to the executable (../lib/sdprl/plugins), the install prefix.\n";
@@ -63,16 +73,25 @@ int run(const std::vector<std::string>& args) {
   po::options_description desc("run options");
   desc.add_options()("set", po::value<std::vector<std::string>>()->composing(), "")(
       "out", po::value<std::string>(), "")("plugin-path", po::value<std::vector<std::string>>()->composing(), "")(
-      "quiet", po::bool_switch(), "")("model", po::value<std::string>(), "");
+      "quiet", po::bool_switch(), "")("resume", po::value<std::string>(), "")("model", po::value<std::string>(), "");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
   po::notify(vm);
-  if (!vm.count("model")) throw sdprl::Error("", "sdprl run: missing MODEL.toml\n\n" + std::string(kUsage));
-
   sdprl::RunRequest req;
-  req.model_file = vm["model"].as<std::string>();
+  if (vm.count("resume")) {
+    // The saved run's model, --set options and output directory; RunRequest checks that none is
+    // given here.
+    req.resume_directory = vm["resume"].as<std::string>();
+    if (vm.count("model"))
+      throw sdprl::Error("--resume", "continues the run saved in " + vm["resume"].as<std::string>() +
+                                         " with its own model file; give no MODEL.toml (" +
+                                         vm["model"].as<std::string>() + ")");
+  } else {
+    if (!vm.count("model")) throw sdprl::Error("", "sdprl run: missing MODEL.toml\n\n" + std::string(kUsage));
+    req.model_file = vm["model"].as<std::string>();
+  }
   req.overrides = overrides_of(vm);
   if (vm.count("out")) req.output_directory = vm["out"].as<std::string>();
   if (vm.count("plugin-path"))
@@ -91,6 +110,16 @@ int run(const std::vector<std::string>& args) {
   std::printf("time = %.3f s\n", r.summary.init_time + r.summary.solve_time);
   for (const sdprl::Metric& m : r.summary.metrics) std::printf("%s = %.6g\n", m.name.c_str(), m.value);
   std::printf("output = %s\n", r.output_directory.string().c_str());
+  if (r.summary.status == sdprl::SolverStatus::kInterrupted && g_interrupt.load()) {
+    const std::filesystem::path checkpoint = r.output_directory / "checkpoint.sdprl";
+    const int signal = g_signal.load();
+    std::fprintf(stderr, "sdprl: interrupted by %s: summary.json, trace.csv and the last iterate are in %s; %s\n",
+                 signal == SIGTERM ? "SIGTERM" : "SIGINT", r.output_directory.string().c_str(),
+                 std::filesystem::exists(checkpoint)
+                     ? ("continue with: sdprl run --resume " + r.output_directory.string()).c_str()
+                     : "no checkpoint was taken (the L-BFGS solver takes none), so it cannot be resumed");
+    return 128 + (signal > 0 ? signal : SIGINT);
+  }
   if (r.summary.usable()) return 0;
   // A numerical failure: the outputs (summary, trace, last finite iterate) are written; say why.
   std::fprintf(stderr, "sdprl: error: solver: numerical failure: %s; summary.json, trace.csv and the last finite "

@@ -25,6 +25,10 @@ struct RunRequest {
   std::vector<std::filesystem::path> plugin_paths;              // --plugin-path, searched first
   bool quiet = false;                                           // no iteration table
   const std::atomic<bool>* interrupt = nullptr;                 // e.g. set by SIGINT
+  // --resume DIR: continue the run whose checkpoint (checkpoint.sdprl) is in DIR, with the model
+  // file, overrides and plugin paths saved in it (model_file and overrides must then be empty;
+  // plugin_paths are searched before the saved ones). Refused when the model file changed since.
+  std::optional<std::filesystem::path> resume_directory;
 };
 
 struct LambdaTrial {
@@ -44,6 +48,9 @@ struct RunResult {
 
 // Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is
 // written; the output directory is checked for writability before the solve starts.
+// Checkpoints ([solver] checkpoint_interval, MM solver): checkpoint.sdprl in the output directory,
+// written atomically every checkpoint_interval seconds and when the run is interrupted; removed
+// when the run ends with any other status (the outputs then hold the result).
 SDPRL_API RunResult run_model(const RunRequest& request);
 
 // The model of a TOML file built exactly as run_model() builds it (same plugins, overrides and

@@ -87,6 +87,12 @@ struct SolverOptions {
   int lbfgs_memory = 10;             // L-BFGS: number of correction pairs kept
   // Set to true (e.g. by a signal handler) to stop after the current MM step with kInterrupted.
   const std::atomic<bool>* interrupt = nullptr;
+  // Seconds between checkpoints (MM solver, when solve() is given a CheckpointCallback): one is
+  // taken at the end of the first MM step that ends this long after the last one (or after the
+  // start of the solve); 0 = no periodic checkpoints. A stop by `interrupt` always takes one, so
+  // that an interrupted run can be resumed whatever this is. 60 s: a run shorter than that never
+  // pays for one, and at most a minute of a long run is lost to a crash or SIGKILL.
+  double checkpoint_interval = 60.0;
 
   // Ceres-style validation: false with a message naming the field, its value and the rule.
   bool is_valid(std::string* error) const;
@@ -96,7 +102,8 @@ enum class SolverStatus {
   kConverged,        // relative change below tolerance
   kIterationLimit,   // max_mm_iterations reached
   kTimeLimit,        // time_limit reached
-  kNumericalError,   // NaN/Inf in the objective; X holds the last good iterate
+  kNumericalError,   // NaN/Inf in the objective, or F rose by more than eps_k in an MM step
+                     // whose ADMM met its tolerance; X holds the last good iterate
   kInterrupted,      // options.interrupt was set
 };
 SDPRL_API const char* to_string(SolverStatus status);
@@ -122,7 +129,7 @@ struct Summary {
   int warm_start_iterations = 0;        // MM iterations of the l1 warm start (l1_warm_start)
   int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
-  int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3)
+  int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3); see solve()
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation
@@ -156,10 +163,44 @@ SDPRL_API double automatic_rho(const Loss& loss, const AdmmOptions& options);
 // Called after every MM step with the current row and iterate; return false to stop (kInterrupted).
 using IterationCallback = std::function<bool(const TraceRow& row, const Matrix& X)>;
 
-// Minimises F from the starting point of options.init; X is the result (n x r). On a numerical
-// error X is the last iterate with a finite objective.
+// The complete state of the MM loop at the end of an MM step. solve() started from it continues
+// bit for bit as the run that produced it would have (same model, loss, weights and options):
+// everything the next step reads is here, and the rest (the surrogate, the ADMM's factors) is
+// rebuilt from X. Written by `sdprl run` into checkpoints (sdprl run --resume).
+struct SolverState {
+  int k = 0;                // MM steps done; the next one is k + 1
+  Matrix X;                 // X_k
+  double objective = 0.0;   // F(X_k)
+  double c0 = 0.0;          // numerator of the tolerance schedule eps_k = max(eps_min, c0 / k^b0)
+  double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
+  int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
+  // The ADMM warm start (AdmmState; Xt restarts from 0 at every MM step, so it is not kept).
+  Vector nu, e;             // multipliers and split variables of the terms
+  Matrix Y, mu;             // constraint split Y = X_k + Xt in K and its multiplier (else empty)
+  Summary summary;          // counters, trace and times so far (status and message unused)
+};
+
+// Receives the state at a checkpoint (see SolverOptions::checkpoint_interval). It may throw
+// (e.g. sdprl::Error when the checkpoint cannot be written); solve() lets the exception through.
+using CheckpointCallback = std::function<void(const SolverState& state)>;
+
+// Minimises F from the starting point of options.init; X is the result (n x r).
+//
+// Numerical faults stop the MM solver with kNumericalError and X = the last good iterate (the
+// message names the MM iteration): a NaN/Inf objective or iterate, and a rise of F by more than
+// the step's tolerance eps_k (plus 1e-12 |F| of rounding) in an MM step whose ADMM met that
+// tolerance: then H(Xt) <= F(X_k) + eps_k and F <= H, so such a rise means a broken majoriser,
+// loss or terms. A step whose ADMM stopped at admm.max_iterations with gap > eps_k guarantees
+// only F_{k+1} <= F_k + gap; a rise beyond eps_k but within gap there is counted in
+// Summary::monotonicity_violations and the run goes on; beyond gap it is a fault as above.
+//
+// `start` (MM solver): continue from this state instead of options.init (the l1 warm start is
+// not repeated); its X must be n x r. `checkpoint`: called with the state at the end of an MM
+// step, every options.checkpoint_interval seconds and when `interrupt` stops the run (not during
+// the l1 warm start, and not by the L-BFGS solver).
 SDPRL_API Summary solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                         const SolverOptions& options, Matrix& X,
-                        const IterationCallback& callback = {});
+                        const IterationCallback& callback = {}, const SolverState* start = nullptr,
+                        const CheckpointCallback& checkpoint = {});
 
 }  // namespace sdprl

@@ -63,6 +63,7 @@ bool is_comment_or_blank(std::string_view line) {
 class Reader {
  public:
   explicit Reader(const std::filesystem::path& file) : in_(file) {}
+  Reader(std::istream& in, const std::string& name) : in_(in, name) {}
 
   // Next non-comment, non-blank line; false at the end of the file.
   bool next_line() {
@@ -123,8 +124,9 @@ std::int64_t header_count(Reader& in, const std::string& what, const std::string
 
 }  // namespace
 
-SdpaProblem read_sdpa(const std::filesystem::path& file) {
-  Reader in(file);
+namespace {
+
+SdpaProblem read(Reader& in) {
   SdpaProblem p;
   p.m = header_count(in, "number of constraint matrices m", "m, the number of constraint matrices (mDIM)");
   const std::int64_t nblock = header_count(in, "number of blocks nBLOCK", "nBLOCK, the number of blocks");
@@ -144,14 +146,17 @@ SdpaProblem read_sdpa(const std::filesystem::path& file) {
   }
   in.skip_rest();
 
-  // c: exactly m numbers, possibly over several lines.
-  p.c.resize(p.m);
+  // c: exactly m numbers, possibly over several lines. Collected as they are read, not sized by
+  // m first: a header "2000000000 = mDIM" must not allocate 16 GB before the file shows a single
+  // number (the SDPA fuzz target found it).
+  std::vector<double> c;
   if (!in.next_line()) in.fail_at_end("expected the " + std::to_string(p.m) + " numbers of c");
   for (std::int64_t i = 0; i < p.m; ++i) {
     if (!in.has_token() && !in.next_line())
       in.fail_at_end("expected " + std::to_string(p.m) + " numbers of c, found " + std::to_string(i));
-    p.c[i] = in.real(in.take(), "c_" + std::to_string(i + 1));
+    c.push_back(in.real(in.take(), "c_" + std::to_string(i + 1)));
   }
+  p.c = Eigen::Map<const Vector>(c.data(), static_cast<Index>(c.size()));
   if (in.has_token())
     in.fail("expected m = " + std::to_string(p.m) + " numbers of c, found more: " + quote(in.peek().text) +
                 " (is m right?)",
@@ -201,6 +206,18 @@ SdpaProblem read_sdpa(const std::filesystem::path& file) {
     p.entries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), value, in.line()});
   }
   return p;
+}
+
+}  // namespace
+
+SdpaProblem read_sdpa(const std::filesystem::path& file) {
+  Reader in(file);
+  return read(in);
+}
+
+SdpaProblem read_sdpa(std::istream& stream, const std::string& name) {
+  Reader in(stream, name);
+  return read(in);
 }
 
 void write_sdpa(const std::filesystem::path& file, const SdpaProblem& p, const std::string& comment) {

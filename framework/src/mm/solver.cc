@@ -57,6 +57,194 @@ class L1 final : public Loss {
 
 }  // namespace
 
+namespace {
+// The MM loop, from the initialised X (start == nullptr; `summary` holds the sizes and the rho
+// chosen so far) or from a saved state (sdprl/solver.h: SolverState).
+Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                 const SolverOptions& options, Matrix& X, const IterationCallback& callback,
+                 const CheckpointCallback& checkpoint, Summary summary, const SolverState* start) {
+  const auto t_solve = Clock::now();
+  const Index n = summary.n, rank = summary.rank;
+  Surrogate surrogate(model, loss, weights, options.admm.split, rank);
+  AdmmState state;
+  summary.split_terms = surrogate.split_terms();
+
+  surrogate.update(X);
+  double f = surrogate.center_objective();
+  double c0 = 0.0;
+  int small_steps = 0;
+  int first_step = 1;
+  double time_before = 0.0;  // seconds of MM loop before a resume, so that trace times continue
+  if (start) {
+    // The same model, data and plugins give the same F(X_k) up to rounding (bit for bit on the
+    // same machine and thread count); anything else means the problem is not the saved one.
+    if (!(std::abs(f - start->objective) <= 1e-12 * std::abs(start->objective)))
+      throw Error("solver", "the saved state does not belong to this problem: F at its X_" + std::to_string(start->k) +
+                                " is " + fmt("%.17g", f) + " here, " + fmt("%.17g", start->objective) +
+                                " when it was saved (did the model's data, a plugin or the options change?)");
+    const Index h = summary.split_terms;
+    const bool constrained = model.constraint != nullptr;
+    auto fits = [](const Matrix& M, Index rows, Index cols) { return M.rows() == rows && M.cols() == cols; };
+    if (start->nu.size() != h || start->e.size() != h ||
+        (constrained ? !(fits(start->mu, n, rank) && (start->Y.size() == 0 || fits(start->Y, n, rank)))
+                     : (start->mu.size() != 0 || start->Y.size() != 0)))
+      throw Error("solver", "the saved ADMM state does not fit this problem (" + std::to_string(start->nu.size()) +
+                                " multipliers saved, " + std::to_string(h) + " split terms here)");
+    const Summary& saved = start->summary;
+    summary.rho = start->rho;
+    summary.warm_start_iterations = saved.warm_start_iterations;
+    summary.mm_iterations = saved.mm_iterations;
+    summary.admm_iterations = saved.admm_iterations;
+    summary.monotonicity_violations = saved.monotonicity_violations;
+    summary.initial_objective = saved.initial_objective;
+    summary.init_time = saved.init_time;
+    summary.trace = saved.trace;
+    summary.final_objective = f = start->objective;
+    state.nu = start->nu;
+    state.e = start->e;
+    state.mu = start->mu;
+    state.Y = start->Y;
+    c0 = start->c0;
+    small_steps = start->small_steps;
+    first_step = start->k + 1;
+    time_before = saved.solve_time;
+  } else {
+    summary.initial_objective = summary.final_objective = f;
+    if (!std::isfinite(f)) {
+      summary.status = SolverStatus::kNumericalError;
+      summary.message = "the objective at the starting point is not finite";
+      return summary;
+    }
+    // c0 scales the ADMM tolerance schedule with the objective (algorithm.md section 3).
+    c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(std::abs(f), 1e-12);
+  }
+  Admm admm(surrogate, summary.rho, options.admm);
+  if (options.verbose && (options.admm.rho > 0.0 || start)) print_header(summary, loss);
+
+  auto last_checkpoint = Clock::now();
+  auto take_checkpoint = [&](int k) {
+    SolverState saved;
+    saved.k = k;
+    saved.X = X;
+    saved.objective = f;
+    saved.c0 = c0;
+    saved.rho = summary.rho;
+    saved.small_steps = small_steps;
+    saved.nu = state.nu;
+    saved.e = state.e;
+    saved.Y = state.Y;
+    saved.mu = state.mu;
+    saved.summary = summary;
+    saved.summary.solve_time = time_before + seconds_since(t_solve);
+    checkpoint(saved);
+    last_checkpoint = Clock::now();
+  };
+
+  Matrix X_next;
+  summary.status = SolverStatus::kIterationLimit;
+  for (int k = first_step; k <= options.max_mm_iterations; ++k) {
+    const double eps = std::max(options.admm.min_tolerance, c0 / std::pow(static_cast<double>(k), options.admm.b0));
+    admm.prepare();
+    if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
+      // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
+      // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
+      // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
+      // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
+      summary.rho = admm.balanced_rho();
+      admm.set_rho(summary.rho);
+    }
+    // Warm start (algorithm.md section 3): keep nu and e from the previous MM step, Xt from 0.
+    admm.reset_if_needed(state);
+    state.D.setZero();
+    const int inner = admm.run(state, eps);
+    summary.admm_iterations += inner;
+
+    X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
+    surrogate.update(X_next);
+    const double f_next = surrogate.center_objective();
+    TraceRow row;
+    row.mm_iteration = k;
+    row.objective = f_next;
+    row.relative_change = std::abs(f - f_next) / std::max(std::abs(f), 1e-300);
+    row.admm_iterations = inner;
+    row.gap = state.gap;
+    row.tolerance = eps;
+    row.time = time_before + seconds_since(t_solve);
+    if (!std::isfinite(f_next) || !X_next.allFinite()) {
+      summary.status = SolverStatus::kNumericalError;
+      summary.message = "non-finite objective at MM iteration " + std::to_string(k) +
+                        "; the factor is the last finite iterate";
+      surrogate.update(X);
+      break;
+    }
+    // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
+    // the rise: H(Xt) <= min H + gap <= H(0) + gap = F(X_k) + gap and F(X_k + Xt) <= H(Xt). So with
+    // gap <= eps_k (the ADMM met its tolerance) a rise beyond eps_k, and after an ADMM stopped by
+    // its iteration cap a rise beyond its gap, cannot come from inexactness: the surrogate does not
+    // majorise F (a loss, terms or regularizer whose values and derivatives disagree). Such a step
+    // is refused and the run stops on the last good iterate. 1e-12 |F| allows for the rounding of
+    // F's sums, which eps_k (>= min_tolerance, absolute) may not cover when |F| is large.
+    if (f_next > f + eps) {
+      ++summary.monotonicity_violations;
+      const double bound = std::max(eps, state.gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
+      if (f_next > f + bound) {
+        summary.status = SolverStatus::kNumericalError;
+        summary.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) +
+                          " to " + fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), more than eps_k = " +
+                          fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", state.gap) +
+                          ") allows: the surrogate does not majorise F (a loss, terms or regularizer plugin whose "
+                          "values and derivatives disagree?); the factor is the last good iterate";
+        surrogate.update(X);
+        break;
+      }
+    }
+    X.swap(X_next);
+    f = f_next;
+    summary.mm_iterations = k;
+    summary.final_objective = f;
+    summary.trace.push_back(row);
+    if (options.verbose && k == 1 && options.admm.rho == 0.0) print_header(summary, loss);  // shows the rho used
+    if (options.verbose && (k == 1 || k % options.print_every == 0)) print_row(row);
+
+    // The callback sees every MM iterate, the last one included.
+    if (callback && !callback(row, X)) {
+      summary.status = SolverStatus::kInterrupted;
+      summary.message = "stopped by the caller";
+      break;
+    }
+    small_steps = row.relative_change < options.relative_tolerance ? small_steps + 1 : 0;
+    if (small_steps >= options.consecutive && k >= options.min_mm_iterations) {
+      summary.status = SolverStatus::kConverged;
+      break;
+    }
+    if (options.interrupt && options.interrupt->load()) {
+      summary.status = SolverStatus::kInterrupted;
+      summary.message = "interrupted";
+      // Always: an interrupted run must be resumable, whatever the checkpoint interval.
+      if (checkpoint) take_checkpoint(k);
+      break;
+    }
+    if (options.time_limit > 0.0 && row.time >= options.time_limit) {
+      summary.status = SolverStatus::kTimeLimit;
+      break;
+    }
+    // Here the step's state is complete (small_steps included) and the loop goes on: a
+    // checkpoint taken now continues with step k + 1 exactly as this run does.
+    if (checkpoint && options.checkpoint_interval > 0.0 && k < options.max_mm_iterations &&
+        seconds_since(last_checkpoint) >= options.checkpoint_interval)
+      take_checkpoint(k);
+  }
+  if (options.verbose && !summary.trace.empty() && summary.trace.back().mm_iteration % options.print_every != 0 &&
+      summary.trace.back().mm_iteration != 1)
+    print_row(summary.trace.back());
+  summary.solve_time = time_before + seconds_since(t_solve);
+  if (model.evaluator) summary.metrics = model.evaluator->evaluate(X);
+  if (options.verbose) std::fprintf(stderr, "%s\n", summary.brief_report().c_str());
+  return summary;
+}
+
+}  // namespace
+
 const char* to_string(InitKind kind) {
   switch (kind) {
     case InitKind::kSpectral: return "spectral";
@@ -193,7 +381,8 @@ double automatic_rho(const Loss& loss, const AdmmOptions& options) {
 }
 
 Summary solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
-              const SolverOptions& options, Matrix& X, const IterationCallback& callback) {
+              const SolverOptions& options, Matrix& X, const IterationCallback& callback,
+              const SolverState* start, const CheckpointCallback& checkpoint) {
   const auto t0 = Clock::now();
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
@@ -224,6 +413,18 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   summary.terms = model.terms->size();
   summary.weights = weights;
   summary.rho = automatic_rho(loss, options.admm);
+  if (start) {
+    // A resumed run (sdprl run --resume): X_k, the counters and the ADMM warm start come from the
+    // state; nothing of the start (initialisation, l1 warm start) is repeated.
+    if (type != SolverType::kMm) throw Error("solver.type", "only the MM solver can continue from a saved state");
+    if (start->X.rows() != n || start->X.cols() != rank)
+      throw Error("solver", "the saved state's X is " + std::to_string(start->X.rows()) + " x " +
+                                std::to_string(start->X.cols()) + ", the model needs " + std::to_string(n) + " x " +
+                                std::to_string(rank));
+    if (start->k < 1) throw Error("solver", "the saved state has no MM step");
+    X = start->X;
+    return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, start);
+  }
 
   initialize(model, options, rank, X);
   // Every iterate lies in K: the start is projected onto it.
@@ -247,101 +448,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
     smooth_summary.init_time = summary.init_time;
     return smooth_summary;
   }
-  const auto t_solve = Clock::now();
-
-  Surrogate surrogate(model, loss, weights, options.admm.split, rank);
-  Admm admm(surrogate, summary.rho, options.admm);
-  AdmmState state;
-  summary.split_terms = surrogate.split_terms();
-
-  surrogate.update(X);
-  double f = surrogate.center_objective();
-  summary.initial_objective = summary.final_objective = f;
-  if (!std::isfinite(f)) {
-    summary.status = SolverStatus::kNumericalError;
-    summary.message = "the objective at the starting point is not finite";
-    return summary;
-  }
-  // c0 scales the ADMM tolerance schedule with the objective (algorithm.md section 3).
-  const double c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(std::abs(f), 1e-12);
-  if (options.verbose && options.admm.rho > 0.0) print_header(summary, loss);
-
-  Matrix X_next;
-  int small_steps = 0;
-  summary.status = SolverStatus::kIterationLimit;
-  for (int k = 1; k <= options.max_mm_iterations; ++k) {
-    const double eps = std::max(options.admm.min_tolerance, c0 / std::pow(static_cast<double>(k), options.admm.b0));
-    admm.prepare();
-    if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
-      // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
-      // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
-      // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
-      // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
-      summary.rho = admm.balanced_rho();
-      admm.set_rho(summary.rho);
-    }
-    // Warm start (algorithm.md section 3): keep nu and e from the previous MM step, Xt from 0.
-    admm.reset_if_needed(state);
-    state.D.setZero();
-    const int inner = admm.run(state, eps);
-    summary.admm_iterations += inner;
-
-    X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
-    surrogate.update(X_next);
-    const double f_next = surrogate.center_objective();
-    TraceRow row;
-    row.mm_iteration = k;
-    row.objective = f_next;
-    row.relative_change = std::abs(f - f_next) / std::max(std::abs(f), 1e-300);
-    row.admm_iterations = inner;
-    row.gap = state.gap;
-    row.tolerance = eps;
-    row.time = seconds_since(t_solve);
-    if (!std::isfinite(f_next) || !X_next.allFinite()) {
-      summary.status = SolverStatus::kNumericalError;
-      summary.message = "non-finite objective at MM iteration " + std::to_string(k) +
-                        "; the factor is the last finite iterate";
-      surrogate.update(X);
-      break;
-    }
-    // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k.
-    if (f_next > f + eps) ++summary.monotonicity_violations;
-    X.swap(X_next);
-    f = f_next;
-    summary.mm_iterations = k;
-    summary.final_objective = f;
-    summary.trace.push_back(row);
-    if (options.verbose && k == 1 && options.admm.rho == 0.0) print_header(summary, loss);  // shows the rho used
-    if (options.verbose && (k == 1 || k % options.print_every == 0)) print_row(row);
-
-    // The callback sees every MM iterate, the last one included.
-    if (callback && !callback(row, X)) {
-      summary.status = SolverStatus::kInterrupted;
-      summary.message = "stopped by the caller";
-      break;
-    }
-    small_steps = row.relative_change < options.relative_tolerance ? small_steps + 1 : 0;
-    if (small_steps >= options.consecutive && k >= options.min_mm_iterations) {
-      summary.status = SolverStatus::kConverged;
-      break;
-    }
-    if (options.interrupt && options.interrupt->load()) {
-      summary.status = SolverStatus::kInterrupted;
-      summary.message = "interrupted";
-      break;
-    }
-    if (options.time_limit > 0.0 && row.time >= options.time_limit) {
-      summary.status = SolverStatus::kTimeLimit;
-      break;
-    }
-  }
-  if (options.verbose && !summary.trace.empty() && summary.trace.back().mm_iteration % options.print_every != 0 &&
-      summary.trace.back().mm_iteration != 1)
-    print_row(summary.trace.back());
-  summary.solve_time = seconds_since(t_solve);
-  if (model.evaluator) summary.metrics = model.evaluator->evaluate(X);
-  if (options.verbose) std::fprintf(stderr, "%s\n", summary.brief_report().c_str());
-  return summary;
+  return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, nullptr);
 }
 
 }  // namespace sdprl

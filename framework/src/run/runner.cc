@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <iomanip>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "sdprl/io/matrix_market.h"
 #include "sdprl/loss_check.h"
 #include "sdprl/plugin_host.h"
+#include "run/checkpoint.h"
 
 namespace sdprl {
 namespace {
@@ -87,6 +90,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.seed = read_seed(t);
   o.threads = static_cast<int>(t.integer("threads", o.threads, NumberRule::closed(0, 4096)));
   o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
+  o.checkpoint_interval = t.number("checkpoint_interval", o.checkpoint_interval, NumberRule::non_negative());
   const ConfigTable a = t.table("admm");
   o.admm.max_iterations = static_cast<int>(a.integer("max_iterations", o.admm.max_iterations, NumberRule::closed(1, 1e9)));
   o.admm.rho = a.number("rho", o.admm.rho, NumberRule::non_negative());
@@ -163,9 +167,51 @@ void write_trace(const std::filesystem::path& file, const RunResult& r) {
   });
 }
 
+
+std::string read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string(), "cannot read the model file of the checkpointed run");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// --resume DIR: the request of the run saved in DIR's checkpoint (its model file, overrides and
+// plugin paths; the output directory DIR), with the checkpoint itself.
+std::pair<RunRequest, run_detail::Checkpoint> resumed_request(const RunRequest& req) {
+  const std::filesystem::path dir = *req.resume_directory;
+  if (!req.model_file.empty() || !req.overrides.empty() || req.output_directory)
+    throw Error("--resume", "continues the run saved in " + dir.string() +
+                                " with its own model file, --set options and output directory; give none of them "
+                                "(to change them, start a new run)");
+  run_detail::Checkpoint c = run_detail::read_checkpoint(dir / run_detail::kCheckpointFile);
+  RunRequest r = req;
+  r.model_file = c.model_file;
+  r.overrides = c.overrides;
+  r.output_directory = dir;
+  for (const std::string& p : c.plugin_paths) r.plugin_paths.emplace_back(p);
+  // The model file is read again (its data files, relative to it, too): a changed file would
+  // continue another problem from this one's state.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(c.model_file, ec))
+    throw Error(c.model_file, "the model file of the checkpointed run in " + dir.string() +
+                                  " is gone; --resume needs it unchanged");
+  if (read_bytes(c.model_file) != c.model_text)
+    throw Error(c.model_file, "the model file changed since the checkpoint in " + dir.string() +
+                                  " was written; --resume continues only the run as it was started (restore the "
+                                  "file, or start a new run)");
+  return {std::move(r), std::move(c)};
+}
+
 }  // namespace
 
-RunResult run_model(const RunRequest& req) {
+RunResult run_model(const RunRequest& request) {
+  std::optional<run_detail::Checkpoint> resumed;
+  RunRequest resumed_req;
+  if (request.resume_directory) {
+    auto [r, c] = resumed_request(request);
+    resumed_req = std::move(r);
+    resumed = std::move(c);
+  }
+  const RunRequest& req = resumed ? resumed_req : request;
   Setup setup = open_model(req);
   ConfigTable& config = setup.config;
   const PluginHost& host = *setup.host;
@@ -234,12 +280,66 @@ RunResult run_model(const RunRequest& req) {
   options.verbose = !req.quiet;
   options.interrupt = req.interrupt;
   std::size_t best = 0;
-  for (double lambda : lambdas) {
+  std::size_t first = 0;
+  if (resumed) {
+    // The finished lambdas come from the checkpoint; the grid must be the one they belong to
+    // (it is, when the model file and overrides are unchanged; checked all the same).
+    const auto& trials = resumed->trials;
+    if (trials.size() > lambdas.size() || (resumed->has_state && trials.size() == lambdas.size()))
+      throw Error(out_dir.string(), "the checkpoint has more lambdas than the model's grid");
+    for (std::size_t i = 0; i < trials.size(); ++i)
+      if (trials[i].lambda != lambdas[i])
+        throw Error(out_dir.string(), "the checkpoint's lambda grid differs from the model's");
+    result.trials = trials;
+    first = trials.size();
+    if (!trials.empty()) {
+      best = resumed->best;
+      result.summary = trials[best].summary;
+      result.X = resumed->best_X;
+      result.weights = RegularizationWeights{trials[best].lambda, gamma};
+    }
+  }
+  // The checkpoint: this run's request and the grid so far (the solver adds its state).
+  run_detail::Checkpoint saved;
+  const std::filesystem::path checkpoint_file = out_dir / run_detail::kCheckpointFile;
+  if (resumed) {
+    saved.model_file = resumed->model_file;
+    saved.model_text = std::move(resumed->model_text);
+    saved.plugin_paths = resumed->plugin_paths;
+  } else {
+    saved.model_file = std::filesystem::absolute(req.model_file).string();
+    saved.model_text = read_bytes(req.model_file);
+    for (const auto& p : req.plugin_paths) saved.plugin_paths.push_back(std::filesystem::absolute(p).string());
+  }
+  saved.overrides = req.overrides;
+  // A checkpoint that cannot be written (disk full) does not end the run: losing the run would be
+  // worse than losing its insurance. The first failure is reported.
+  bool warned = false;
+  auto write_checkpoint = [&](const SolverState* state) {
+    saved.trials = result.trials;
+    saved.best = best;
+    saved.best_X = result.X;
+    saved.has_state = state != nullptr;
+    if (state) saved.state = *state;
+    try {
+      run_detail::write_checkpoint(checkpoint_file, saved);
+    } catch (const Error& e) {
+      if (!warned)
+        std::fprintf(stderr, "sdprl: warning: checkpoint not written: %s: %s\n", e.where().c_str(), e.message().c_str());
+      warned = true;
+    }
+  };
+  const CheckpointCallback checkpoint = [&](const SolverState& state) { write_checkpoint(&state); };
+
+  bool interrupted = false;
+  for (std::size_t i = first; i < lambdas.size(); ++i) {
+    const double lambda = lambdas[i];
     LambdaTrial trial;
     trial.lambda = lambda;
     RegularizationWeights weights{lambda, gamma};
     Matrix X = given_start;
-    trial.summary = solve(model, *loss, weights, options, X);
+    const SolverState* start = resumed && resumed->has_state && i == first ? &resumed->state : nullptr;
+    trial.summary = solve(model, *loss, weights, options, X, {}, start, checkpoint);
     trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                  ? model.evaluator->validation_error(X) : std::nan("");
     if (!req.quiet && lambdas.size() > 1)
@@ -248,6 +348,7 @@ RunResult run_model(const RunRequest& req) {
     const bool chosen = result.trials.empty() ||
                         (std::isfinite(trial.validation_error) &&
                          !(trial.validation_error >= result.trials[best].validation_error));
+    const bool stopped = trial.summary.status == SolverStatus::kInterrupted;
     if (chosen) {
       best = result.trials.size();
       result.summary = trial.summary;
@@ -255,7 +356,20 @@ RunResult run_model(const RunRequest& req) {
       result.weights = weights;
     }
     result.trials.push_back(std::move(trial));
-    if (req.interrupt && req.interrupt->load()) break;
+    if (req.interrupt && req.interrupt->load()) {
+      // A lambda that ended before the solver saw the interrupt is finished: the checkpoint
+      // resumes with the next one (an interrupted solve has saved its own state). After the last
+      // lambda's final step the interrupt changes nothing: that run is complete.
+      const bool more = i + 1 < lambdas.size();
+      interrupted = stopped || more;
+      if (!stopped && more) write_checkpoint(nullptr);
+      break;
+    }
+  }
+  if (interrupted && result.summary.status != SolverStatus::kInterrupted) {
+    // The best lambda so far finished, but the grid did not: the run as a whole is interrupted.
+    result.summary.status = SolverStatus::kInterrupted;
+    result.summary.message = "interrupted before the end of the lambda grid";
   }
 
   // Outputs: each file atomically; the summary last, so its presence means the run is complete.
@@ -268,6 +382,11 @@ RunResult run_model(const RunRequest& req) {
   write_trace(out_dir / "trace.csv", result);
   const std::string json = summary_json(result, req, model, *loss).dump(2) + "\n";
   io::write_atomically(out_dir / "summary.json", [&](std::ostream& os) { os << json; });
+  // The outputs hold the result now; only an interrupted run keeps its checkpoint (to --resume).
+  if (!interrupted) {
+    std::error_code ec;
+    std::filesystem::remove(checkpoint_file, ec);
+  }
   return result;
 }
 

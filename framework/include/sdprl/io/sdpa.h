@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct SdpaProblem {
 
 // Reads a .dat-s file; throws sdprl::Error("file:line:column", what was expected) on any problem.
 SDPRL_API SdpaProblem read_sdpa(const std::filesystem::path& file);
+// The same from a stream (read as it is, no decompression), named `name` in messages: for tests
+// and the fuzz target (tests/fuzz/sdpa_fuzzer.cc).
+SDPRL_API SdpaProblem read_sdpa(std::istream& in, const std::string& name);
 
 // Writes `problem` in the sparse format (17 significant digits, so values round-trip exactly),
 // atomically; `comment` lines (split at '\n') go first, each behind '"'.
