@@ -93,7 +93,8 @@ class Reader {
     const std::uint64_t n = u64();
     if (n > (end_ - pos_) / sizeof(double)) corrupt("a vector longer than the file");
     Vector v(static_cast<Index>(n));
-    std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(double));
+    // An empty vector has data() == nullptr, which memcpy must not get even for 0 bytes (UBSan).
+    if (n > 0) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(double));
     pos_ += n * sizeof(double);
     return v;
   }
@@ -101,7 +102,7 @@ class Reader {
     const std::uint64_t rows = u64(), cols = u64();
     if (cols != 0 && rows > (end_ - pos_) / sizeof(double) / cols) corrupt("a matrix larger than the file");
     Matrix m(static_cast<Index>(rows), static_cast<Index>(cols));
-    std::memcpy(m.data(), bytes_.data() + pos_, rows * cols * sizeof(double));
+    if (rows * cols > 0) std::memcpy(m.data(), bytes_.data() + pos_, rows * cols * sizeof(double));
     pos_ += rows * cols * sizeof(double);
     return m;
   }
