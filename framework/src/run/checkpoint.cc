@@ -30,34 +30,46 @@ std::uint64_t fnv1a(const char* data, std::size_t size) {
   return h;
 }
 
-// Appends raw values to a byte string.
+// Writes raw values straight to the stream, hashing them on the way (FNV-1a, as fnv1a()): a
+// checkpoint of m = 10^5 holds 2 x 23M doubles of ADMM state, and a byte string of it beside the
+// state lifted the run's peak memory by 0.4-0.8 GB.
 class Writer {
  public:
+  explicit Writer(std::ostream& os) : os_(os) {}
+  void raw(const char* data, std::size_t size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      hash_ ^= static_cast<unsigned char>(data[i]);
+      hash_ *= 0x100000001b3ull;
+    }
+    os_.write(data, static_cast<std::streamsize>(size));
+  }
   template <class T>
   void pod(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    raw(reinterpret_cast<const char*>(&v), sizeof v);
   }
   void u64(std::uint64_t v) { pod(v); }
   void i64(std::int64_t v) { pod(v); }
   void f64(double v) { pod(v); }
   void str(const std::string& s) {
     u64(s.size());
-    bytes_.append(s);
+    raw(s.data(), s.size());
   }
   void vec(const Vector& v) {
     u64(static_cast<std::uint64_t>(v.size()));
-    bytes_.append(reinterpret_cast<const char*>(v.data()), sizeof(double) * static_cast<std::size_t>(v.size()));
+    raw(reinterpret_cast<const char*>(v.data()), sizeof(double) * static_cast<std::size_t>(v.size()));
   }
   void mat(const Matrix& m) {
     u64(static_cast<std::uint64_t>(m.rows()));
     u64(static_cast<std::uint64_t>(m.cols()));
-    bytes_.append(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
+    raw(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
   }
-  std::string& bytes() { return bytes_; }
+  // The hash of everything written so far (the file's last 8 bytes, not hashed themselves).
+  std::uint64_t hash() const { return hash_; }
 
  private:
-  std::string bytes_;
+  std::ostream& os_;
+  std::uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
 // Reads them back, refusing to read past the end (a length field of a damaged file must not
@@ -216,8 +228,9 @@ Summary read_summary(Reader& r) {
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
-  Writer w;
-  w.bytes().append(kMagic, kMagicSize);
+  io::write_atomically(file, [&](std::ostream& os) {
+  Writer w(os);
+  w.raw(kMagic, kMagicSize);
   w.pod(kVersion);
   w.u64(kByteOrderProbe);
   w.str(c.model_file);
@@ -239,7 +252,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   w.mat(c.best_X);
   w.u64(c.has_state ? 1 : 0);
   if (c.has_state) {
-    const SolverState& s = c.state;
+    const SolverState& s = c.state_ref ? *c.state_ref : c.state;
     w.i64(s.k);
     w.mat(s.X);
     w.f64(s.objective);
@@ -252,10 +265,9 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
     w.mat(s.mu);
     write_summary(w, s.summary);
   }
-  const std::uint64_t hash = fnv1a(w.bytes().data(), w.bytes().size());
+  const std::uint64_t hash = w.hash();
   w.u64(hash);
-  const std::string& bytes = w.bytes();
-  io::write_atomically(file, [&](std::ostream& os) { os.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+  });
 }
 
 Checkpoint read_checkpoint(const std::filesystem::path& file) {

@@ -40,6 +40,8 @@ struct Checkpoint {
   // MM step, or absent when the checkpoint was taken between two lambdas.
   bool has_state = false;
   SolverState state;
+  // Writing only: the state to write in place of `state` (no copy of the ADMM vectors).
+  const SolverState* state_ref = nullptr;
 };
 
 // Writes `checkpoint` to `file` atomically (sdprl/io/atomic_file.h); throws Error on failure.

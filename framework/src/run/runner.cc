@@ -320,10 +320,12 @@ RunResult run_model(const RunRequest& request) {
     saved.best = best;
     saved.best_X = result.X;
     saved.has_state = state != nullptr;
-    if (state) saved.state = *state;
+    saved.state_ref = state;  // written from the solver's own copy: no second copy of nu and e
     try {
       run_detail::write_checkpoint(checkpoint_file, saved);
+      saved.state_ref = nullptr;
     } catch (const Error& e) {
+      saved.state_ref = nullptr;
       if (!warned)
         std::fprintf(stderr, "sdprl: warning: checkpoint not written: %s: %s\n", e.where().c_str(), e.message().c_str());
       warned = true;
