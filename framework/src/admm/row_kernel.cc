@@ -6,12 +6,30 @@
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace sdprl::detail {
 namespace {
 
 // Rows per chunk: the unit of work of a thread and of the ordered partial sums.
 constexpr Index kChunk = 64;
+
+// Calls f(std::integral_constant<int, R>{}) with R = r for r <= 8, else R = Eigen::Dynamic: the one
+// place where the rank becomes a template parameter.
+template <class F>
+decltype(auto) with_rank(Index r, F&& f) {
+  switch (r) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 7: return f(std::integral_constant<int, 7>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: return f(std::integral_constant<int, Eigen::Dynamic>{});
+  }
+}
 
 // Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
 struct RowBuffers {
@@ -140,47 +158,17 @@ void grams(const TermLinearization& lin, const Index* offsets, Index n, Index r,
 
 void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
                      Matrix& gram) {
-  switch (r) {
-    case 1: return grams<1>(lin, offsets, n, r, max_degree, gram);
-    case 2: return grams<2>(lin, offsets, n, r, max_degree, gram);
-    case 3: return grams<3>(lin, offsets, n, r, max_degree, gram);
-    case 4: return grams<4>(lin, offsets, n, r, max_degree, gram);
-    case 5: return grams<5>(lin, offsets, n, r, max_degree, gram);
-    case 6: return grams<6>(lin, offsets, n, r, max_degree, gram);
-    case 7: return grams<7>(lin, offsets, n, r, max_degree, gram);
-    case 8: return grams<8>(lin, offsets, n, r, max_degree, gram);
-    default: return grams<Eigen::Dynamic>(lin, offsets, n, r, max_degree, gram);
-  }
+  with_rank(r, [&](auto R) { grams<decltype(R)::value>(lin, offsets, n, r, max_degree, gram); });
 }
 
 RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
   D.resize(k.n, k.r);
-  switch (k.r) {
-    case 1: return iterate_all<1>(k, nu, e, D);
-    case 2: return iterate_all<2>(k, nu, e, D);
-    case 3: return iterate_all<3>(k, nu, e, D);
-    case 4: return iterate_all<4>(k, nu, e, D);
-    case 5: return iterate_all<5>(k, nu, e, D);
-    case 6: return iterate_all<6>(k, nu, e, D);
-    case 7: return iterate_all<7>(k, nu, e, D);
-    case 8: return iterate_all<8>(k, nu, e, D);
-    default: return iterate_all<Eigen::Dynamic>(k, nu, e, D);
-  }
+  return with_rank(k.r, [&](auto R) { return iterate_all<decltype(R)::value>(k, nu, e, D); });
 }
 
 void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
                        std::vector<double>& out) {
-  switch (r) {
-    case 1: return invert_blocks<1>(gram, bd, rho, rho_k, n, r, out);
-    case 2: return invert_blocks<2>(gram, bd, rho, rho_k, n, r, out);
-    case 3: return invert_blocks<3>(gram, bd, rho, rho_k, n, r, out);
-    case 4: return invert_blocks<4>(gram, bd, rho, rho_k, n, r, out);
-    case 5: return invert_blocks<5>(gram, bd, rho, rho_k, n, r, out);
-    case 6: return invert_blocks<6>(gram, bd, rho, rho_k, n, r, out);
-    case 7: return invert_blocks<7>(gram, bd, rho, rho_k, n, r, out);
-    case 8: return invert_blocks<8>(gram, bd, rho, rho_k, n, r, out);
-    default: return invert_blocks<Eigen::Dynamic>(gram, bd, rho, rho_k, n, r, out);
-  }
+  with_rank(r, [&](auto R) { invert_blocks<decltype(R)::value>(gram, bd, rho, rho_k, n, r, out); });
 }
 
 Index max_row_degree(const Index* offsets, Index n) {
