@@ -43,6 +43,12 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return s;
 }
 
+Eigen::MatrixXd random_symmetric(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Matrix R = random_matrix(n, n, 1.0, rng);
+  return 0.5 * (R + R.transpose());
+}
+
 class SurrogateTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -56,6 +62,8 @@ class SurrogateTest : public ::testing::TestWithParam<Case> {
     } else if (std::string(c.terms) == "mvu") {  // CompositeTerms: built coupled in both modes
       model_.terms = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{
           distance_terms(random_pairs(n, 20, 12)), std::make_shared<RankOneTerms>(RankOneTerms::centering(n))});
+    } else if (std::string(c.terms) == "all-entries") {  // weights outside P (term_weights())
+      model_.terms = std::make_shared<AllEntriesTerms>(n, random_symmetric(n, 4));
     } else if (std::string(c.terms) == "rank-one") {
       std::mt19937_64 rng(6);
       std::vector<Vector> a;
@@ -153,10 +161,13 @@ TEST_P(SurrogateTest, AdmmGapCertifiesTheMinimiser) {
   admm.prepare();
   AdmmState st;
   admm.reset_if_needed(st);
+  // |nu_h| <= 2, or 2 w_h when the family keeps its weights outside P.
+  const Vector* tw = H.linearization().term_weights();
+  const Vector bound = tw ? Vector(2.0 * *tw) : Vector::Constant(H.split_terms(), 2.0);
   double first_gap = 0.0;
   for (int t = 0; t < 3000; ++t) {
     admm.iterate(st, 1e-12);
-    ASSERT_LE(st.nu.cwiseAbs().maxCoeff(), 2.0 + 1e-12);
+    ASSERT_LE((st.nu.cwiseAbs() - bound).maxCoeff(), 1e-12);
     ASSERT_GE(st.gap, -1e-9 * std::max(1.0, std::abs(st.primal)));
     if (t == 0) first_gap = st.gap;
     if (st.gap <= 1e-9 * std::max(1.0, std::abs(st.primal))) break;
@@ -169,10 +180,10 @@ TEST_P(SurrogateTest, AdmmGapCertifiesTheMinimiser) {
     EXPECT_LE(st.dual, H.value(D) + 1e-9 * std::abs(st.dual));
     EXPECT_GE(H.value(st.D + 1e-3 * D), st.primal - st.gap - 1e-9 * std::abs(st.primal));
   }
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
   Vector nu(st.nu.size());
   for (int s = 0; s < 50; ++s) {
-    for (Index k = 0; k < nu.size(); ++k) nu[k] = u(rng);
+    for (Index k = 0; k < nu.size(); ++k) nu[k] = u(rng) * bound[k];
     EXPECT_LE(H.dual(nu), st.primal + 1e-9 * std::abs(st.primal));
   }
 }
@@ -193,7 +204,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"l1", "mvu", SplitMode::kRowSplit, false},
                       Case{"leaky-mcp", "mvu", SplitMode::kCoupled, true},
                       Case{"l1", "rank-one", SplitMode::kCoupled, false},
-                      Case{"leaky-mcp", "rank-one", SplitMode::kRowSplit, true}),
+                      Case{"leaky-mcp", "rank-one", SplitMode::kRowSplit, true},
+                      Case{"l1", "all-entries", SplitMode::kRowSplit, false},
+                      Case{"leaky-mcp", "all-entries", SplitMode::kRowSplit, false},
+                      Case{"leaky-mcp", "all-entries", SplitMode::kCoupled, true}),
     case_name);
 
 // Check 2 (brute force): on a tiny surrogate (n = 2, r = 1) the ADMM minimiser matches a grid search.
@@ -518,12 +532,6 @@ EntryData all_pairs(Index n, const Eigen::MatrixXd& T) {
   return d;
 }
 
-Eigen::MatrixXd random_symmetric(Index n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const Matrix R = random_matrix(n, n, 1.0, rng);
-  return 0.5 * (R + R.transpose());
-}
-
 TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   const Index n = 6;
   const Eigen::MatrixXd T = random_symmetric(n, 3);
@@ -538,7 +546,8 @@ TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   listed->evaluate(X, vl);
   EXPECT_LE((vi - vl).norm(), 1e-13 * vl.norm());
   EXPECT_EQ((implicit.targets() - listed->targets()).norm(), 0.0);
-  // The coupled linearisation is term for term that of the listed entries.
+  // The coupled linearisation is term for term that of the listed entries, with the weights kept
+  // outside P: listed P(D) = w o P(D), listed b = w o b, listed P*(y) = P*(w o y).
   Vector w = Vector::Random(n * n).cwiseAbs(), r;
   listed->evaluate(X, r);
   r -= listed->targets();
@@ -550,11 +559,13 @@ TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   Vector pi, pl;
   li->apply(D, pi);
   ll->apply(D, pl);
-  EXPECT_LE((pi - pl).norm(), 1e-12 * pl.norm());
-  EXPECT_LE((li->offsets() - ll->offsets()).norm(), 1e-14 * ll->offsets().norm());
+  ASSERT_NE(li->term_weights(), nullptr);
+  EXPECT_EQ((*li->term_weights() - w).norm(), 0.0);
+  EXPECT_LE((pi.cwiseProduct(w) - pl).norm(), 1e-12 * pl.norm());
+  EXPECT_LE((li->offsets().cwiseProduct(w) - ll->offsets()).norm(), 1e-14 * ll->offsets().norm());
   const Vector y = Vector::Random(n * n);
   Matrix ai, al;
-  li->apply_adjoint(y, ai);
+  li->apply_adjoint(y.cwiseProduct(w), ai);
   ll->apply_adjoint(y, al);
   EXPECT_LE((ai - al).norm(), 1e-12 * al.norm());
   Vector ci, cl;
@@ -607,8 +618,8 @@ TEST(AllEntriesTerms, SameIteratesAsTheListedTerms) {
   expect_same_iterates(implicit, listed, "l1", 10, 4);
 }
 
-// Row-split Gram blocks sum_j W_ij^2 x_j x_j^T, for varying weights and for equal ones (the l1
-// loss, which takes the shortcut w^2 X^T X).
+// Row-split Gram blocks: with the weights outside P every block is sum_j x_j x_j^T = X^T X, for
+// varying and for equal weights, and shared_gram_block() returns that one block.
 TEST(AllEntriesTerms, RowSplitGramBlocksAreTheDefinition) {
   const Index n = 6, r = 3;
   const AllEntriesTerms terms(n);
@@ -621,12 +632,15 @@ TEST(AllEntriesTerms, RowSplitGramBlocksAreTheDefinition) {
     Eigen::Map<Matrix>(w.data(), n, n) = W;
     auto lin = terms.make_linearization(SplitMode::kRowSplit);
     lin->update(X, w, res);
-    Matrix blocks;
+    Matrix blocks, shared;
     lin->gram_row_blocks(blocks);
+    ASSERT_TRUE(lin->shared_gram_block(shared));
     for (Index i = 0; i < n; ++i) {
+      // P*P e_(i,c) through apply and apply_adjoint, against the block.
       Eigen::MatrixXd ref = Eigen::MatrixXd::Zero(r, r);
-      for (Index j = 0; j < n; ++j) ref += W(i, j) * W(i, j) * X.row(j).transpose() * X.row(j);
+      for (Index j = 0; j < n; ++j) ref += X.row(j).transpose() * X.row(j);
       EXPECT_LE((Eigen::MatrixXd(blocks.middleRows(i * r, r)) - ref).norm(), 1e-12 * ref.norm()) << "row " << i;
+      EXPECT_LE((shared - ref).norm(), 1e-12 * ref.norm());
     }
   }
 }
@@ -652,7 +666,9 @@ TEST(FrobeniusBall, ProjectionAndSupport) {
     Matrix Y = random_matrix(5, 3, 2.0, rng), P = Y;
     ball.project(P);
     EXPECT_LE(P.norm(), 2.0 + 1e-12);
-    if (Y.norm() <= 2.0) EXPECT_EQ((P - Y).norm(), 0.0);
+    if (Y.norm() <= 2.0) {
+      EXPECT_EQ((P - Y).norm(), 0.0);
+    }
     // Projection property: <Y - P, Q - P> <= 0 for every Q in the ball.
     for (int t = 0; t < 20; ++t) {
       Matrix Q = random_matrix(5, 3, 1.0, rng);

@@ -22,7 +22,8 @@ enum class SplitMode { kRowSplit, kCoupled };
 SDPRL_API const char* to_string(SplitMode mode);
 
 // The loss terms' part of the surrogate H at an iterate X_k (algorithm.md section 2):
-//   sum_h 2 |<Xt, P_h> + b_h|  +  <Xt, C Xt>,     C = sum_tau w_tau |sym(Q_tau)|.
+//   sum_h 2 |<Xt, P_h> + b_h|  +  <Xt, C Xt>,     C = sum_tau w_tau |sym(Q_tau)|
+// (or sum_h 2 w_h |<Xt, P_h> + b_h| with the weights kept outside P: see term_weights()).
 // The index h runs over "split terms": one per term (kCoupled) or per half-term (kRowSplit).
 // Their number and order never change between MM steps, so the ADMM variables (nu, e) of one MM
 // step warm-start the next.
@@ -64,6 +65,19 @@ class SDPRL_API TermLinearization {
   // a_h for h = row_offsets()[i] + q (deg = row_offsets()[i+1] - row_offsets()[i]), so that the
   // kernel's loops over h are contiguous and vectorise. Called only when row_offsets() != nullptr.
   virtual void row_vectors(Index i, double* out) const;
+
+  // Optional weights outside P. nullptr (the default): split term h of H is 2 |<D, P_h> + b_h|, the
+  // loss weight folded into P_h and b_h. Otherwise (length size(), all >= 0) it is
+  // 2 w_h |<D, P_h> + b_h| with P_h and b_h unweighted; the ADMM's e-step then thresholds at
+  // 2 w_h / rho and its multipliers satisfy |nu_h| <= 2 w_h (sdprl/surrogate.h). The same H, another
+  // ADMM metric: it lets P*P stay independent of the loss weights, so a family whose Gram blocks are
+  // all one matrix keeps them so under a concave loss (AllEntriesTerms: one r x r block instead of
+  // n weighted ones, O(n r^2) per MM step instead of O(n^2 r^2)).
+  virtual const Vector* term_weights() const;
+  // True when every row block of gram_row_blocks() is one and the same r x r matrix; then writes it
+  // to `block` and the ADMM factors it once (one eigendecomposition) instead of n times. Default:
+  // false.
+  virtual bool shared_gram_block(Matrix& block) const;
 };
 
 class SDPRL_API ConstraintSet {

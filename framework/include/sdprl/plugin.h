@@ -25,7 +25,8 @@ namespace sdprl {
 
 // Bump on any change of a public interface class layout or of a factory signature.
 // 2: TermLinearization gained row_offsets()/row_vectors() (the fused row-split ADMM pass).
-#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 2
+// 3: TermLinearization gained term_weights()/shared_gram_block() (loss weights outside P).
+#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 3
 #ifndef SDPRL_PLUGIN_ABI_VERSION
 #define SDPRL_PLUGIN_ABI_VERSION SDPRL_PLUGIN_ABI_VERSION_CURRENT
 #endif

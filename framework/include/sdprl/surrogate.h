@@ -14,6 +14,9 @@
 //   nu-step: nu_h = nu_h + rho (<D, P_h> + b_h - e_h)             (so |nu_h| <= 2 always)
 // and stops when the duality gap H(D) - D(nu) <= eps_k, with the dual (paper Prop. 3)
 //   D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>,   M = G + P*(nu).
+// A family may keep the loss weights outside P (TermLinearization::term_weights()): the terms are
+// then 2 w_h |<D, P_h> + b_h|, the e-step threshold is 2 w_h / rho, |nu_h| <= 2 w_h, and D(nu) is
+// unchanged. Same H and same dual; only the ADMM's metric (and so P*P) differs.
 #pragma once
 
 #include <memory>
@@ -95,7 +98,7 @@ struct AdmmState {
   Matrix Y;    // constraint split: Y = X_k + D projected onto K
   Matrix mu;   // its multiplier (in the polar cone of K)
   Vector e;    // split variables
-  Vector nu;   // multipliers, |nu| <= 2
+  Vector nu;   // multipliers, |nu| <= 2 (|nu_h| <= 2 w_h with term_weights())
   Vector PD;   // P(D) of the last iteration
   double primal = 0.0, dual = 0.0, gap = 0.0;
   int iterations = 0;      // in the last run()
@@ -147,6 +150,12 @@ class SDPRL_API Admm {
   std::vector<double> inverse_blocks_;  // fused_: n blocks K_i^{-1} (r x r, row-major)
   std::vector<Eigen::LLT<Eigen::MatrixXd>> blocks_;  // per-row factors of the Xt-step
   std::vector<char> zero_row_;                        // rows with no curvature and no terms
+  // Shared Gram block (TermLinearization::shared_gram_block): P*P's row blocks are all
+  // G_s = V diag(g) V^T, so block i of the Xt-step is V diag(rho g + s_i) V^T, s_i = 2 B_ii + rho_k.
+  bool shared_ = false;
+  Matrix shared_vectors_;   // V (r x r)
+  Vector shared_values_;    // g
+  Matrix shared_inverse_;   // n x r: 1 / (rho g_c + s_i), 0 on a zero row
   // scratch
   Vector y_, tmp_;
   Matrix rhs_, work_, work2_, gram_;

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Eigenvalues>
+
 #include "admm/row_kernel.h"
 #include "linalg/pcg.h"
 #include "sdprl/surrogate.h"
@@ -21,16 +23,28 @@ void Admm::prepare() {
   direct_ = lin.rows_decoupled() && s_.b_is_diagonal();
   // The fused row pass (admm/row_kernel.h) needs the rows' a_h; the constraint split keeps the
   // generic path.
-  fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr;
+  fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr &&
+           lin.term_weights() == nullptr;
   if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
-  // A member: n r^2 doubles, kept to avoid re-faulting every MM step.
+  // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step.
+  shared_ = false;
   if (fused_)
     detail::row_gram_blocks(lin, lin.row_offsets(), n, r, max_degree_, gram_);
+  else if (lin.shared_gram_block(gram_))
+    shared_ = true;
   else
     lin.gram_row_blocks(gram_);
   const Vector& bd = s_.b_diagonal();
   double gram_trace = 0.0;
-  for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
+  if (shared_) {
+    gram_trace = static_cast<double>(n) * gram_.trace();
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(gram_);
+    shared_vectors_ = eig.eigenvectors();
+    // P*P is PSD: a rounding-negative eigenvalue is 0.
+    shared_values_ = eig.eigenvalues().cwiseMax(0.0);
+  } else {
+    for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
+  }
   // tr(2B) / tr(P*P) over the Xt-step's r n unknowns (each diagonal entry of B acts on r of them).
   balanced_rho_ = gram_trace > 0.0 ? 2.0 * static_cast<double>(r) * bd.sum() / gram_trace : 0.0;
   factor_blocks();
@@ -55,6 +69,27 @@ void Admm::factor_blocks() {
   if (fused_) {
     blocks_.clear();
     detail::invert_row_blocks(gram, bd, rho_, rho_k_, n, r, inverse_blocks_);
+    return;
+  }
+  if (shared_) {
+    // Block i = V diag(rho g + s_i) V^T: its inverse is V diag(1 / (rho g + s_i)) V^T. A tiny ridge
+    // where rho g_c + s_i vanishes, as for the singular LLT blocks below.
+    blocks_.clear();
+    shared_inverse_.resize(n, r);
+    const double scale = rho_ * shared_values_.sum();
+    for (Index i = 0; i < n; ++i) {
+      const double s = 2.0 * bd[i] + rho_k_;
+      if (scale == 0.0 && s == 0.0) {
+        zero_row_[i] = 1;
+        shared_inverse_.row(i).setZero();
+        continue;
+      }
+      const double ridge = 1e-12 * (scale + static_cast<double>(r) * s) + 1e-300;
+      for (Index c = 0; c < r; ++c) {
+        const double d = rho_ * shared_values_[c] + s;
+        shared_inverse_(i, c) = 1.0 / (d > ridge ? d : d + ridge);
+      }
+    }
     return;
   }
   Eigen::MatrixXd K(r, r);
@@ -96,6 +131,13 @@ void Admm::apply_system(const Matrix& D, Matrix& out) const {
 }
 
 void Admm::apply_preconditioner(const Matrix& R, Matrix& out) const {
+  if (shared_) {
+    // Every row at once: out = ((R V) o inverse) V^T, two n x r x r products.
+    Matrix T = R * shared_vectors_;
+    T.array() *= shared_inverse_.array();
+    out.noalias() = T * shared_vectors_.transpose();
+    return;
+  }
   out.resize(R.rows(), R.cols());
   for (Index i = 0; i < s_.rows(); ++i) {
     if (zero_row_[i]) {
@@ -155,12 +197,15 @@ void Admm::iterate(AdmmState& st, double eps) {
   solve_xt(rhs_, st.D, eps, &st.cg_iterations);
   // e-step and nu-step, elementwise.
   lin.apply(st.D, st.PD);
+  // Threshold 2 w_h / rho (w_h = 1 unless the family keeps its weights outside P).
+  const Vector* w = lin.term_weights();
   const double threshold = 2.0 / rho_;
   const Index h = b.size();
   for (Index k = 0; k < h; ++k) {
     const double v = st.PD[k] + b[k];
     const double z = v + st.nu[k] / rho_;
-    const double e = z > threshold ? z - threshold : (z < -threshold ? z + threshold : 0.0);
+    const double t = w ? threshold * (*w)[k] : threshold;
+    const double e = z > t ? z - t : (z < -t ? z + t : 0.0);
     st.e[k] = e;
     st.nu[k] += rho_ * (v - e);
   }

@@ -24,6 +24,8 @@ void Loss::evaluate(const Vector& a, Vector& phi, Vector& dphi) const {
 TermLinearization::~TermLinearization() = default;
 const Index* TermLinearization::row_offsets() const { return nullptr; }
 void TermLinearization::row_vectors(Index, double*) const {}
+const Vector* TermLinearization::term_weights() const { return nullptr; }
+bool TermLinearization::shared_gram_block(Matrix&) const { return false; }
 ConstraintSet::~ConstraintSet() = default;
 Regularizer::~Regularizer() = default;
 bool Regularizer::positive_diagonal_majorant(Vector&) const { return false; }

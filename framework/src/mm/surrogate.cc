@@ -98,12 +98,14 @@ double Surrogate::value(const Matrix& D, const Vector* PD) const {
   }
   Matrix BD;
   apply_B(D, BD);
-  return BD.cwiseProduct(D).sum() + G_.cwiseProduct(D).sum() +
-         2.0 * (*PD + lin_->offsets()).cwiseAbs().sum() + c_;
+  const Vector* w = lin_->term_weights();
+  const double terms = w ? (*PD + lin_->offsets()).cwiseAbs().dot(*w) : (*PD + lin_->offsets()).cwiseAbs().sum();
+  return BD.cwiseProduct(D).sum() + G_.cwiseProduct(D).sum() + 2.0 * terms + c_;
 }
 
 double Surrogate::dual(const Vector& nu, const Matrix* mu) const {
-  // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3);
+  // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3; from
+  // 2 w_h |a| = max over |nu_h| <= 2 w_h of nu_h a, so the same formula holds with weights outside P);
   // with a constraint: + <mu, X_k> - sigma_K(mu), and M gains mu (sdprl/constraint.h).
   Matrix M, Y;
   lin_->apply_adjoint(nu, M);

@@ -17,26 +17,38 @@ class AllEntriesLinearization final : public TermLinearization {
  public:
   AllEntriesLinearization(Index n, SplitMode mode) : n_(n), mode_(mode) {}
 
+  // The weights stay outside P (term_weights()): P and b depend on X and r only, and every row
+  // block of P*P is X^T X whatever the loss.
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
     X_ = X;
-    W_ = ConstMatrixMap(w.data(), n_, n_);
-    b_ = 0.5 * w.cwiseProduct(r);  // both modes: b = W r / 2
+    w_ = w;
+    b_ = 0.5 * r;  // both modes: b = r / 2
     if (mode_ == SplitMode::kRowSplit) {
       // The merge of the half-terms of (i, j) and (j, i) needs W and r symmetric. The solver's are
       // (evaluate() is exactly symmetric and w = phi'(|r|)); other callers get the symmetrised ones.
-      scratch_ = W_.transpose();
-      if (scratch_ != W_) W_ = 0.5 * (W_ + scratch_);
-      MatrixMap B(b_.data(), n_, n_);
-      scratch_ = B.transpose();
-      if (scratch_ != B) B = 0.5 * (B + scratch_);
+      // Symmetrising W o r keeps H(0) = sum w |r| exactly; b is then (W o r)_sym / (2 W_sym).
+      MatrixMap W(w_.data(), n_, n_), B(b_.data(), n_, n_);
+      scratch_ = W.transpose();
+      const bool w_symmetric = scratch_ == W;
+      scratch2_ = B.transpose();
+      if (!w_symmetric || scratch2_ != B) {
+        const ConstMatrixMap W0(w.data(), n_, n_), R0(r.data(), n_, n_);
+        Matrix WR = W0.cwiseProduct(R0);
+        WR = 0.5 * (WR + Matrix(WR.transpose()));
+        W = 0.5 * (W0 + Matrix(W0.transpose()));
+        B = (0.5 * WR.array() / W.array()).matrix();
+        B = (W.array() > 0.0).select(B, 0.5 * 0.5 * (R0 + Matrix(R0.transpose())));
+      }
     }
     // C_ii = sum over the terms that touch row i: w_ij / 2 from (i, j) and w_ji / 2 from (j, i) for
     // j != i, and w_ii from (i, i).
-    curvature_ = 0.5 * (W_.rowwise().sum() + W_.colwise().sum().transpose());
+    const ConstMatrixMap W(w_.data(), n_, n_);
+    curvature_ = 0.5 * (W.rowwise().sum() + W.colwise().sum().transpose());
   }
 
   Index size() const override { return n_ * n_; }
   const Vector& offsets() const override { return b_; }
+  const Vector* term_weights() const override { return &w_; }
 
   void apply(const Matrix& D, Vector& out) const override {
     out.resize(size());
@@ -46,16 +58,16 @@ class AllEntriesLinearization final : public TermLinearization {
       scratch_ = M.transpose();
       M = 0.5 * (M + scratch_);
     }
-    M.array() *= W_.array();
   }
 
   void apply_adjoint(const Vector& y, Matrix& out) const override {
-    scratch_ = ConstMatrixMap(y.data(), n_, n_).cwiseProduct(W_);
+    const ConstMatrixMap Y(y.data(), n_, n_);
     if (mode_ == SplitMode::kCoupled) {
-      scratch2_ = scratch_.transpose();
-      scratch_ = 0.5 * (scratch_ + scratch2_);
+      out.noalias() = 0.5 * (Y * X_);
+      out.noalias() += 0.5 * (Y.transpose() * X_);
+    } else {
+      out.noalias() = Y * X_;
     }
-    out.noalias() = scratch_ * X_;
   }
 
   void apply_curvature(const Matrix& D, Matrix& out) const override { out = curvature_.asDiagonal() * D; }
@@ -63,36 +75,31 @@ class AllEntriesLinearization final : public TermLinearization {
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
 
-  void gram_row_blocks(Matrix& blocks) const override {
-    // Block i = sum_j W_ij^2 x_j x_j^T = (diag(W_i.) X)^T (diag(W_i.) X): O(n^2 r^2) in all, the
-    // dominant cost of an MM step here. Exact for kRowSplit; for kCoupled (block i there is
-    // sum_j (W_ij/2)^2 (x_j x_j^T) over the two orders, plus the diagonal term) half of it serves as
-    // the preconditioner.
+  bool shared_gram_block(Matrix& block) const override {
+    // Row i of P(D) is D_i. X^T, so block i of P*P is sum_j x_j x_j^T = X^T X for every i: exact
+    // for kRowSplit. For kCoupled P*P is not block diagonal (sym couples rows i and j); half of
+    // X^T X, its row blocks' main part, serves as the preconditioner.
     const Index r = X_.cols();
-    blocks.resize(n_ * r, r);
     const double factor = mode_ == SplitMode::kRowSplit ? 1.0 : 0.5;
-    Eigen::MatrixXd Y(n_, r), block(r, r);
-    if (n_ > 0 && (W_.array() == W_(0, 0)).all()) {
-      // Equal weights (the l1 loss: w = 1 everywhere): every block is w^2 X^T X, O(n r^2) in all.
-      block.setZero();
-      block.selfadjointView<Eigen::Lower>().rankUpdate(X_.transpose(), factor * W_(0, 0) * W_(0, 0));
-      block = block.selfadjointView<Eigen::Lower>();
-      for (Index i = 0; i < n_; ++i) blocks.middleRows(i * r, r) = block;
-      return;
-    }
-    for (Index i = 0; i < n_; ++i) {
-      Y = W_.row(i).transpose().asDiagonal() * X_;
-      block.setZero();
-      block.selfadjointView<Eigen::Lower>().rankUpdate(Y.transpose(), factor);
-      blocks.middleRows(i * r, r) = block.selfadjointView<Eigen::Lower>();
-    }
+    block.setZero(r, r);
+    block.selfadjointView<Eigen::Lower>().rankUpdate(X_.transpose(), factor);
+    block = block.selfadjointView<Eigen::Lower>();
+    return true;
+  }
+
+  void gram_row_blocks(Matrix& blocks) const override {
+    const Index r = X_.cols();
+    Matrix block;
+    shared_gram_block(block);
+    blocks.resize(n_ * r, r);
+    for (Index i = 0; i < n_; ++i) blocks.middleRows(i * r, r) = block;
   }
 
  private:
   Index n_;
   SplitMode mode_;
-  Matrix X_, W_;
-  Vector b_, curvature_;
+  Matrix X_;
+  Vector w_, b_, curvature_;
   mutable Matrix scratch_, scratch2_;
 };
 

@@ -34,10 +34,24 @@ class CompositeLinearization final : public TermLinearization {
     refresh_offsets();
     b_.resize(split_offsets_.back());
     for (std::size_t p = 0; p < parts_.size(); ++p) b_.segment(split_offsets_[p], part_size(p)) = parts_[p]->offsets();
+    // Weights outside P when any part keeps them so; a part that folds them into P counts 1.
+    has_weights_ = false;
+    for (const auto& part : parts_) has_weights_ = has_weights_ || part->term_weights() != nullptr;
+    if (has_weights_) {
+      w_.resize(split_offsets_.back());
+      for (std::size_t p = 0; p < parts_.size(); ++p) {
+        const Vector* wp = parts_[p]->term_weights();
+        if (wp)
+          w_.segment(split_offsets_[p], part_size(p)) = *wp;
+        else
+          w_.segment(split_offsets_[p], part_size(p)).setOnes();
+      }
+    }
   }
 
   Index size() const override { return split_offsets_.back(); }
   const Vector& offsets() const override { return b_; }
+  const Vector* term_weights() const override { return has_weights_ ? &w_ : nullptr; }
 
   void apply(const Matrix& D, Vector& out) const override {
     out.resize(size());
@@ -75,6 +89,17 @@ class CompositeLinearization final : public TermLinearization {
     sum_parts(blocks, more, [&](std::size_t p, Matrix& o) { parts_[p]->gram_row_blocks(o); });
   }
 
+  // Shared only when every part's blocks are (their sum is then shared too).
+  bool shared_gram_block(Matrix& block) const override {
+    Matrix more;
+    if (!parts_[0]->shared_gram_block(block)) return false;
+    for (std::size_t p = 1; p < parts_.size(); ++p) {
+      if (!parts_[p]->shared_gram_block(more)) return false;
+      block += more;
+    }
+    return true;
+  }
+
  private:
   void build(SplitMode mode) {
     parts_.clear();
@@ -104,7 +129,8 @@ class CompositeLinearization final : public TermLinearization {
   bool updated_ = false;
   std::vector<std::unique_ptr<TermLinearization>> parts_;
   std::vector<Index> split_offsets_;
-  Vector b_;
+  Vector b_, w_;
+  bool has_weights_ = false;
   // Scratch for the ADMM's hot loop (one linearization belongs to one solver).
   mutable std::vector<Vector> part_values_, part_y_;
   mutable Matrix work_;

@@ -7,18 +7,19 @@
 // n^2 index pairs. What still has n^2 entries are the per-term vectors the method itself keeps:
 // residuals and weights in the solver, e and nu in the ADMM (one dual per term).
 //
-// The linearisation (algorithm.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T:
+// The linearisation (algorithm.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T. The
+// weights stay outside P (TermLinearization::term_weights()), so P*P does not depend on the loss:
 //  kRowSplit: each off-diagonal term splits into two half-terms (w/2)|xt_i.x_j + r/2| and
 //             (w/2)|xt_j.x_i + r/2|. Terms (i, j) and (j, i) have the same residual and weight
 //             (Z and T symmetric), so the two half-terms they put on row i are identical, and
 //             2 |a| = |2 a| merges them into one split term per ordered pair:
-//                 P_(i,j) = W_ij e_i x_j^T,   b_(i,j) = W_ij r_ij / 2,
-//             the same formula as a diagonal term (whose own P is W_ii e_i x_i^T). (update()
-//             symmetrises W and W o r if a caller passes asymmetric ones; the solver never does.) Then
-//             P(D) = vec(W o (D X^T)), P*(y) = (Y o W) X, and the Xt-step splits by rows with
-//             block i = sum_j W_ij^2 x_j x_j^T.
-//  kCoupled:  P_(i,j) = W_ij sym(Q_(i,j)) X, b = W_ij r_ij / 2: P(D) = vec(W o sym(D X^T)),
-//             P*(y) = sym(Y o W) X.
+//                 W_ij |<D, P_(i,j)> + b_(i,j)|,   P_(i,j) = e_i x_j^T,   b_(i,j) = r_ij / 2,
+//             the same formula as a diagonal term. (update() symmetrises W and W o r if a caller
+//             passes asymmetric ones; the solver never does.) Then P(D) = vec(D X^T),
+//             P*(y) = Y X, and every row block of P*P is X^T X (shared_gram_block(): one r x r
+//             eigendecomposition per MM step instead of n weighted blocks, O(n r^2) instead of
+//             O(n^2 r^2) time and n r^2 memory).
+//  kCoupled:  P_(i,j) = sym(Q_(i,j)) X, b = r_ij / 2: P(D) = vec(sym(D X^T)), P*(y) = sym(Y) X.
 // Both have the diagonal curvature C_ii = sum_j W_ij (|sym Q| = (e_i e_i^T + e_j e_j^T)/2).
 #pragma once
 

@@ -109,6 +109,20 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
         return os.str();
       }
     }
+    // H(0) = F(X_k): sum_h 2 w_h |b_h| = sum_tau w_tau |r_tau| (w_h = 1 when the weights are in P).
+    const Vector* tw = lin->term_weights();
+    if (tw && (tw->size() != lin->size() || !(tw->minCoeff() >= 0.0))) {
+      os << to_string(mode) << ": term_weights() has length " << tw->size() << " (expected " << lin->size()
+         << ") or a negative entry";
+      return os.str();
+    }
+    const double h0 = 2.0 * (tw ? lin->offsets().cwiseAbs().dot(*tw) : lin->offsets().cwiseAbs().sum());
+    const double f0 = w.dot(residuals.cwiseAbs());
+    if (!(std::abs(h0 - f0) <= 1e-10 * (1.0 + f0))) {
+      os << to_string(mode) << ": sum_h 2 w_h |b_h| = " << h0 << " but sum_tau w_tau |r_tau| = " << f0
+         << " (H(0) must equal F(X_k))";
+      return os.str();
+    }
     // The flags the ADMM trusts: a diagonal C must be diag(curvature_diagonal()), and with
     // rows_decoupled() P*P must be exactly the row blocks of gram_row_blocks() (the Xt-step then
     // solves them directly instead of running CG).
@@ -123,8 +137,9 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
       return os.str();
     }
     if (lin->rows_decoupled()) {
-      Matrix blocks, E = Matrix::Zero(n, rank), PtP;
+      Matrix blocks, E = Matrix::Zero(n, rank), PtP, shared;
       lin->gram_row_blocks(blocks);
+      const bool is_shared = lin->shared_gram_block(shared);
       for (Index i = 0; i < n; ++i) {
         for (Index c = 0; c < rank; ++c) {
           E(i, c) = 1.0;
@@ -133,6 +148,10 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
           E(i, c) = 0.0;
           Matrix expected = Matrix::Zero(n, rank);
           expected.row(i) = blocks.middleRows(i * rank, rank).col(c).transpose();
+          if (is_shared && !((blocks.middleRows(i * rank, rank) - shared).norm() <= 1e-12 * (1.0 + shared.norm()))) {
+            os << to_string(mode) << ": shared_gram_block() differs from row block " << i << " of gram_row_blocks()";
+            return os.str();
+          }
           if (!((PtP - expected).norm() <= 1e-10 * (1.0 + PtP.norm()))) {
             os << to_string(mode) << ": rows_decoupled() but P*P e_(" << i << "," << c
                << ") differs from the row block of gram_row_blocks() by " << (PtP - expected).norm();
