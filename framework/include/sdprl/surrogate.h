@@ -82,7 +82,7 @@ class SDPRL_API Surrogate {
   Index n_, r_;
   std::unique_ptr<TermLinearization> lin_;
   Matrix Xk_, G_;
-  Vector values_, residuals_, abs_residuals_, w_, phi_;
+  Vector residuals_, abs_residuals_, w_, phi_;
   Vector b_diag_;
   Vector a_diag_;             // diag(A_+), or its diagonal majorant when a_majorant_
   bool b_diagonal_ = true;

@@ -28,8 +28,8 @@ Index Surrogate::split_terms() const { return lin_->size(); }
 void Surrogate::update(const Matrix& Xk) {
   Xk_ = Xk;
   const ConstraintSet& terms = *model_.terms;
-  terms.evaluate(Xk_, values_);
-  residuals_ = values_ - terms.targets();
+  terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
+  residuals_ -= terms.targets();
   abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
   loss_.evaluate(abs_residuals_, phi_, w_);
   lin_->update(Xk_, w_, residuals_);

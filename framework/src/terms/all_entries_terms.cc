@@ -12,6 +12,14 @@ namespace {
 using MatrixMap = Eigen::Map<Matrix>;
 using ConstMatrixMap = Eigen::Map<const Matrix>;
 
+// Exact symmetry without an n x n temporary (sparse PCA's n^2 vectors dominate its memory).
+bool is_symmetric(const MatrixMap& M) {
+  for (Index i = 0; i < M.rows(); ++i)
+    for (Index j = 0; j < i; ++j)
+      if (M(i, j) != M(j, i)) return false;
+  return true;
+}
+
 
 class AllEntriesLinearization final : public TermLinearization {
  public:
@@ -28,10 +36,7 @@ class AllEntriesLinearization final : public TermLinearization {
       // (evaluate() is exactly symmetric and w = phi'(|r|)); other callers get the symmetrised ones.
       // Symmetrising W o r keeps H(0) = sum w |r| exactly; b is then (W o r)_sym / (2 W_sym).
       MatrixMap W(w_.data(), n_, n_), B(b_.data(), n_, n_);
-      scratch_ = W.transpose();
-      const bool w_symmetric = scratch_ == W;
-      scratch2_ = B.transpose();
-      if (!w_symmetric || scratch2_ != B) {
+      if (!is_symmetric(W) || !is_symmetric(B)) {
         const ConstMatrixMap W0(w.data(), n_, n_), R0(r.data(), n_, n_);
         Matrix WR = W0.cwiseProduct(R0);
         WR = 0.5 * (WR + Matrix(WR.transpose()));
@@ -100,7 +105,7 @@ class AllEntriesLinearization final : public TermLinearization {
   SplitMode mode_;
   Matrix X_;
   Vector w_, b_, curvature_;
-  mutable Matrix scratch_, scratch2_;
+  mutable Matrix scratch_;  // kCoupled's transpose in apply()
 };
 
 }  // namespace
