@@ -22,6 +22,7 @@
 #include <memory>
 
 #include <Eigen/Cholesky>
+#include <cstdint>
 #include <vector>
 
 #include "sdprl/constraint_set.h"
@@ -61,6 +62,8 @@ class SDPRL_API Surrogate {
   double value(const Matrix& D, const Vector* PD = nullptr) const;
   // D(nu) for |nu_h| <= 2; with a constraint, D(nu, mu) (see sdprl/constraint.h).
   double dual(const Vector& nu, const Matrix* mu = nullptr) const;
+  // The same with P*(nu) given (the ADMM keeps it up to date without an adjoint per iteration).
+  double dual_given_adjoint(const Vector& nu, const Matrix& Pnu, const Matrix* mu = nullptr) const;
 
   // True when B is diagonal (then B^{-1} is exact and cheap).
   bool b_is_diagonal() const { return b_diagonal_; }
@@ -100,6 +103,11 @@ struct AdmmState {
   Vector e;    // split variables
   Vector nu;   // multipliers, |nu| <= 2 (|nu_h| <= 2 w_h with term_weights())
   Vector PD;   // P(D) of the last iteration
+  // Direct Xt-step: P*(nu) and P*(b - e), kept up to date by Admm::iterate so that an iteration
+  // needs one adjoint instead of two. Valid while adjoint_generation matches the Admm's; a caller
+  // that changes nu or e by hand sets adjoint_generation = 0.
+  Matrix Pnu, Pu;
+  std::uint64_t adjoint_generation = 0;
   double primal = 0.0, dual = 0.0, gap = 0.0;
   int iterations = 0;      // in the last run()
   long cg_iterations = 0;  // in the last run() (coupled Xt-step)
@@ -137,6 +145,8 @@ class SDPRL_API Admm {
   void apply_system(const Matrix& D, Matrix& out) const;
   void apply_preconditioner(const Matrix& R, Matrix& out) const;
   void factor_blocks();
+  // out = P*P D from the Gram blocks (direct Xt-step only).
+  void apply_gram(const Matrix& D, Matrix& out) const;
 
   const Surrogate& s_;
   double rho_;
@@ -153,6 +163,7 @@ class SDPRL_API Admm {
   // Shared Gram block (TermLinearization::shared_gram_block): P*P's row blocks are all
   // G_s = V diag(g) V^T, so block i of the Xt-step is V diag(rho g + s_i) V^T, s_i = 2 B_ii + rho_k.
   bool shared_ = false;
+  std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed
   Matrix shared_vectors_;   // V (r x r)
   Vector shared_values_;    // g
   Matrix shared_inverse_;   // n x r: 1 / (rho g_c + s_i), 0 on a zero row

@@ -1,5 +1,6 @@
 // The inner ADMM on the surrogate H (algorithm.md section 3; formulas in sdprl/surrogate.h).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include <Eigen/Eigenvalues>
@@ -15,7 +16,32 @@ Admm::Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options)
 
 Admm::~Admm() = default;
 
+namespace {
+// Distinct for every prepare() of every Admm, so that a state never takes another P's P*(nu).
+std::uint64_t next_generation() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+// The e- and nu-steps over all split terms: v = P(D) + b, z = v + nu / rho,
+// e = soft(z, 2 w / rho) = z - clamp(z, -2 w / rho, 2 w / rho), nu += rho (v - e). Branch-free
+// (min/max) so that the loop vectorises; w = 1 unless kWeighted.
+template <bool kWeighted>
+void soft_step(const double* __restrict pd, const double* __restrict b, const double* __restrict w, double rho,
+               Index h, double* __restrict e, double* __restrict nu) {
+  const double threshold = 2.0 / rho, inv_rho = 1.0 / rho;
+  for (Index k = 0; k < h; ++k) {
+    const double v = pd[k] + b[k];
+    const double z = v + nu[k] * inv_rho;
+    const double t = kWeighted ? threshold * w[k] : threshold;
+    const double ek = z - std::min(std::max(z, -t), t);
+    e[k] = ek;
+    nu[k] += rho * (v - ek);
+  }
+}
+}  // namespace
+
 void Admm::prepare() {
+  generation_ = next_generation();
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank();
   // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
@@ -113,6 +139,7 @@ void Admm::factor_blocks() {
 void Admm::reset_if_needed(AdmmState& state) const {
   const Index n = s_.rows(), r = s_.rank(), h = s_.split_terms();
   if (state.D.rows() != n || state.D.cols() != r) state.D.setZero(n, r);
+  if (state.e.size() != h || state.nu.size() != h) state.adjoint_generation = 0;
   if (state.e.size() != h) state.e.setZero(h);
   if (state.nu.size() != h) state.nu.setZero(h);
   if (constraint_ && (state.mu.rows() != n || state.mu.cols() != r)) state.mu.setZero(n, r);
@@ -128,6 +155,16 @@ void Admm::apply_system(const Matrix& D, Matrix& out) const {
   out *= 2.0;
   out.noalias() += rho_ * adj;
   if (rho_k_ > 0.0) out.noalias() += rho_k_ * D;
+}
+
+void Admm::apply_gram(const Matrix& D, Matrix& out) const {
+  const Index n = s_.rows(), r = s_.rank();
+  if (shared_) {
+    out.noalias() = D * gram_;
+    return;
+  }
+  out.resize(n, r);
+  for (Index i = 0; i < n; ++i) out.row(i).noalias() = D.row(i) * gram_.middleRows(i * r, r);
 }
 
 void Admm::apply_preconditioner(const Matrix& R, Matrix& out) const {
@@ -185,10 +222,22 @@ void Admm::iterate(AdmmState& st, double eps) {
     st.gap = st.primal - st.dual;
     return;
   }
-  // Xt-step: (2B + rho P*P) D = -G - P*(nu + rho (b - e)).
-  y_ = st.nu + rho_ * (b - st.e);
-  lin.apply_adjoint(y_, work_);
-  rhs_ = -s_.G() - work_;
+  // Xt-step: (2B + rho P*P) D = -G - P*(nu + rho (b - e)). With a direct Xt-step, P*(nu) and
+  // P*(b - e) are carried from the last iteration (see below), computed afresh once per prepare().
+  const bool carried = direct_;
+  if (carried) {
+    if (st.adjoint_generation != generation_ || st.Pnu.rows() != s_.rows()) {
+      lin.apply_adjoint(st.nu, st.Pnu);
+      y_ = b - st.e;
+      lin.apply_adjoint(y_, st.Pu);
+      st.adjoint_generation = generation_;
+    }
+    rhs_ = -s_.G() - st.Pnu - rho_ * st.Pu;
+  } else {
+    y_ = st.nu + rho_ * (b - st.e);
+    lin.apply_adjoint(y_, work_);
+    rhs_ = -s_.G() - work_;
+  }
   if (constraint_) {
     // ... - mu - rho_k (X_k - Y): the constraint split X_k + D - Y = 0 (sdprl/constraint.h).
     if (st.Y.rows() != rhs_.rows()) st.Y = s_.center();
@@ -199,15 +248,17 @@ void Admm::iterate(AdmmState& st, double eps) {
   lin.apply(st.D, st.PD);
   // Threshold 2 w_h / rho (w_h = 1 unless the family keeps its weights outside P).
   const Vector* w = lin.term_weights();
-  const double threshold = 2.0 / rho_;
-  const Index h = b.size();
-  for (Index k = 0; k < h; ++k) {
-    const double v = st.PD[k] + b[k];
-    const double z = v + st.nu[k] / rho_;
-    const double t = w ? threshold * (*w)[k] : threshold;
-    const double e = z > t ? z - t : (z < -t ? z + t : 0.0);
-    st.e[k] = e;
-    st.nu[k] += rho_ * (v - e);
+  if (w)
+    soft_step<true>(st.PD.data(), b.data(), w->data(), rho_, b.size(), st.e.data(), st.nu.data());
+  else
+    soft_step<false>(st.PD.data(), b.data(), nullptr, rho_, b.size(), st.e.data(), st.nu.data());
+  if (carried) {
+    // nu' = nu + rho (P(D) + b - e'), so P*(nu') = P*(nu) + rho P*P D + rho P*(b - e'): one adjoint
+    // (of b - e', needed for the next Xt-step anyway) and the Gram blocks instead of a second one.
+    y_ = b - st.e;
+    lin.apply_adjoint(y_, st.Pu);
+    apply_gram(st.D, work_);
+    st.Pnu += rho_ * (work_ + st.Pu);
   }
   if (constraint_) {
     // Y-step: projection; mu-step: stays in the polar cone of K (e.g. mu <= 0 for X >= 0).
@@ -221,11 +272,11 @@ void Admm::iterate(AdmmState& st, double eps) {
     // The primal value at the feasible point Y, so that the gap bounds the true suboptimality.
     st.step = st.Y - s_.center();
     st.primal = s_.value(st.step);
-    st.dual = s_.dual(st.nu, &st.mu);
+    st.dual = carried ? s_.dual_given_adjoint(st.nu, st.Pnu, &st.mu) : s_.dual(st.nu, &st.mu);
   } else {
     st.step = st.D;
     st.primal = s_.value(st.D, &st.PD);
-    st.dual = s_.dual(st.nu);
+    st.dual = carried ? s_.dual_given_adjoint(st.nu, st.Pnu) : s_.dual(st.nu);
   }
   st.gap = st.primal - st.dual;
 }

@@ -107,9 +107,13 @@ double Surrogate::dual(const Vector& nu, const Matrix* mu) const {
   // D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>, M = G + P*(nu)   (paper Prop. 3; from
   // 2 w_h |a| = max over |nu_h| <= 2 w_h of nu_h a, so the same formula holds with weights outside P);
   // with a constraint: + <mu, X_k> - sigma_K(mu), and M gains mu (sdprl/constraint.h).
-  Matrix M, Y;
-  lin_->apply_adjoint(nu, M);
-  M += G_;
+  Matrix Pnu;
+  lin_->apply_adjoint(nu, Pnu);
+  return dual_given_adjoint(nu, Pnu, mu);
+}
+
+double Surrogate::dual_given_adjoint(const Vector& nu, const Matrix& Pnu, const Matrix* mu) const {
+  Matrix M = G_ + Pnu, Y;
   double extra = 0.0;
   if (mu && model_.constraint) {
     M += *mu;

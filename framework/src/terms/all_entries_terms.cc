@@ -1,6 +1,7 @@
 // All entry terms, held implicitly (see sdprl/terms/all_entries_terms.h for the algebra).
 #include "sdprl/terms/all_entries_terms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -13,10 +14,14 @@ using MatrixMap = Eigen::Map<Matrix>;
 using ConstMatrixMap = Eigen::Map<const Matrix>;
 
 // Exact symmetry without an n x n temporary (sparse PCA's n^2 vectors dominate its memory).
+// In 64 x 64 tiles, so that the transposed reads stay in cache.
 bool is_symmetric(const MatrixMap& M) {
-  for (Index i = 0; i < M.rows(); ++i)
-    for (Index j = 0; j < i; ++j)
-      if (M(i, j) != M(j, i)) return false;
+  const Index n = M.rows(), tile = 64;
+  for (Index i0 = 0; i0 < n; i0 += tile)
+    for (Index j0 = 0; j0 <= i0; j0 += tile)
+      for (Index i = i0; i < std::min(n, i0 + tile); ++i)
+        for (Index j = j0; j < std::min(i, j0 + tile); ++j)
+          if (M(i, j) != M(j, i)) return false;
   return true;
 }
 
