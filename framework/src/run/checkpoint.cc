@@ -21,8 +21,8 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 constexpr std::uint32_t kVersion = 1;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
-std::uint64_t fnv1a(const char* data, std::size_t size) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
+// FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
+std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ull) {
   for (std::size_t i = 0; i < size; ++i) {
     h ^= static_cast<unsigned char>(data[i]);
     h *= 0x100000001b3ull;
@@ -37,10 +37,7 @@ class Writer {
  public:
   explicit Writer(std::ostream& os) : os_(os) {}
   void raw(const char* data, std::size_t size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      hash_ ^= static_cast<unsigned char>(data[i]);
-      hash_ *= 0x100000001b3ull;
-    }
+    hash_ = fnv1a(data, size, hash_);
     os_.write(data, static_cast<std::streamsize>(size));
   }
   template <class T>
@@ -69,7 +66,7 @@ class Writer {
 
  private:
   std::ostream& os_;
-  std::uint64_t hash_ = 0xcbf29ce484222325ull;
+  std::uint64_t hash_ = fnv1a(nullptr, 0);  // the offset basis
 };
 
 // Reads them back, refusing to read past the end (a length field of a damaged file must not
@@ -229,44 +226,44 @@ Summary read_summary(Reader& r) {
 
 void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   io::write_atomically(file, [&](std::ostream& os) {
-  Writer w(os);
-  w.raw(kMagic, kMagicSize);
-  w.pod(kVersion);
-  w.u64(kByteOrderProbe);
-  w.str(c.model_file);
-  w.str(c.model_text);
-  w.u64(c.overrides.size());
-  for (const auto& [key, value] : c.overrides) {
-    w.str(key);
-    w.str(value);
-  }
-  w.u64(c.plugin_paths.size());
-  for (const std::string& p : c.plugin_paths) w.str(p);
-  w.u64(c.trials.size());
-  for (const LambdaTrial& t : c.trials) {
-    w.f64(t.lambda);
-    w.f64(t.validation_error);
-    write_summary(w, t.summary);
-  }
-  w.u64(c.best);
-  w.mat(c.best_X);
-  w.u64(c.has_state ? 1 : 0);
-  if (c.has_state) {
-    const SolverState& s = c.state_ref ? *c.state_ref : c.state;
-    w.i64(s.k);
-    w.mat(s.X);
-    w.f64(s.objective);
-    w.f64(s.c0);
-    w.f64(s.rho);
-    w.i64(s.small_steps);
-    w.vec(s.nu);
-    w.vec(s.e);
-    w.mat(s.Y);
-    w.mat(s.mu);
-    write_summary(w, s.summary);
-  }
-  const std::uint64_t hash = w.hash();
-  w.u64(hash);
+    Writer w(os);
+    w.raw(kMagic, kMagicSize);
+    w.pod(kVersion);
+    w.u64(kByteOrderProbe);
+    w.str(c.model_file);
+    w.str(c.model_text);
+    w.u64(c.overrides.size());
+    for (const auto& [key, value] : c.overrides) {
+      w.str(key);
+      w.str(value);
+    }
+    w.u64(c.plugin_paths.size());
+    for (const std::string& p : c.plugin_paths) w.str(p);
+    w.u64(c.trials.size());
+    for (const LambdaTrial& t : c.trials) {
+      w.f64(t.lambda);
+      w.f64(t.validation_error);
+      write_summary(w, t.summary);
+    }
+    w.u64(c.best);
+    w.mat(c.best_X);
+    w.u64(c.has_state ? 1 : 0);
+    if (c.has_state) {
+      const SolverState& s = c.state_ref ? *c.state_ref : c.state;
+      w.i64(s.k);
+      w.mat(s.X);
+      w.f64(s.objective);
+      w.f64(s.c0);
+      w.f64(s.rho);
+      w.i64(s.small_steps);
+      w.vec(s.nu);
+      w.vec(s.e);
+      w.mat(s.Y);
+      w.mat(s.mu);
+      write_summary(w, s.summary);
+    }
+    const std::uint64_t hash = w.hash();
+    w.u64(hash);
   });
 }
 

@@ -47,7 +47,7 @@ class AllEntriesLinearization final : public TermLinearization {
         WR = 0.5 * (WR + Matrix(WR.transpose()));
         W = 0.5 * (W0 + Matrix(W0.transpose()));
         B = (0.5 * WR.array() / W.array()).matrix();
-        B = (W.array() > 0.0).select(B, 0.5 * 0.5 * (R0 + Matrix(R0.transpose())));
+        B = (W.array() > 0.0).select(B, 0.25 * (R0 + Matrix(R0.transpose())));
       }
     }
     // C_ii = sum over the terms that touch row i: w_ij / 2 from (i, j) and w_ji / 2 from (j, i) for
