@@ -38,10 +38,15 @@
 //   zero_tolerance = X   sparsity threshold relative to max |Z_ij| (default 1e-3)
 //   features = INT       use only the first K features (0: all; default 0), for quick runs
 //   rank = INT           default rank of the factor (50)
-// Starting points: solver.init = "model" is PCA, X = V_r diag(sqrt(l_r)) scaled to ||X||_F^2 =
-// trace_bound (the top-r eigenpairs of Sigma; directions beyond rank(Sigma) <= N - 1 stay 0, and
-// the loss and A-term keep a zero column at 0); "gaussian" is the random start (projected onto the
-// ball by the solver). X = 0 is stationary, as for every model.
+//   pca_power = P        weights of the PCA start's columns, l_j^P (default 0: equal weights)
+// Starting points: solver.init = "model" is PCA, X = V_r diag(l_r^P) scaled to ||X||_F^2 =
+// trace_bound (the top-r eigenpairs (V_r, l_r) of Sigma; directions beyond rank(Sigma) <= N - 1
+// stay 0, and the loss and A-term keep a zero column at 0); "gaussian" is the random start
+// (projected onto the ball by the solver). X = 0 is stationary, as for every model.
+// Why equal weights: the solution is sparse and spread over many directions, and weighting by the
+// eigenvalues starts MM near plain PCA's dense, top-heavy Z. Measured (l1, first 1000 genes, rank
+// 50 / 100, MM iterations to the stopping rule): P = 0: 75 / 76; P = 0.5: 114 / 112; random start:
+// 106 / 98; P = 0 also ends at the lowest objective (README, sparse PCA).
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
@@ -102,6 +107,7 @@ class SparsePca final : public Application {
     const double zero_tolerance = table.number("zero_tolerance", 1e-3, NumberRule::closed(0.0, 1.0));
     const std::int64_t rank = table.integer("rank", kDefaultRank, NumberRule::at_least(1));
     const std::int64_t features = table.integer("features", 0, NumberRule::non_negative());
+    const double pca_power = table.number("pca_power", 0.0, NumberRule::non_negative());
     std::filesystem::path data_file;
     if (auto f = table.file("data")) {
       data_file = *f;
@@ -156,10 +162,13 @@ class SparsePca final : public Application {
     if (trace_bound > 0.0) model.constraint = std::make_shared<FrobeniusBall>(std::sqrt(trace_bound));
     model.evaluator = std::make_shared<SparsePcaEvaluator>(sigma, zero_tolerance);
     const double start_trace = trace_bound > 0.0 ? trace_bound : 1.0;
-    model.start = [directions, eigenvalues, start_trace](Index r, Matrix& X) {
+    model.start = [directions, eigenvalues, start_trace, pca_power](Index r, Matrix& X) {
       X.setZero(directions.rows(), r);
-      const Index k = std::min<Index>(r, eigenvalues.size());
-      for (Index j = 0; j < k; ++j) X.col(j) = std::sqrt(eigenvalues[j]) * directions.col(j);
+      // Only directions with variance: the centred data have rank <= N - 1, and l_j^0 = 1 would
+      // otherwise put a null direction of Sigma into the start.
+      Index k = 0;
+      while (k < std::min<Index>(r, eigenvalues.size()) && eigenvalues[k] > 1e-12 * eigenvalues[0]) ++k;
+      for (Index j = 0; j < k; ++j) X.col(j) = std::pow(eigenvalues[j], pca_power) * directions.col(j);
       const double norm2 = X.squaredNorm();
       if (norm2 > 0.0) X *= std::sqrt(start_trace / norm2);
     };
