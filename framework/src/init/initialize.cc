@@ -137,6 +137,20 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
       gaussian(n, rank, 1e-3 * std::sqrt(values.maxCoeff() / n), options.seed, noise);
       for (Index j = 0; j < rank; ++j)
         if (values[j] <= 0.0) X.col(j) = noise.col(j);
+      // Under a constraint the solver starts from the projection of X onto K, which is not
+      // invariant under the sign of an eigenvector (Z = X X^T is). The eigensolver's signs are
+      // arbitrary, so pick each column's sign to keep the most of it in the projection: for X >= 0
+      // an eigenvector of mostly negative entries would otherwise lose nearly all of its mass, and
+      // the SNMF runs from such starts ended at poor stationary points (test RMSE 0.86-0.92
+      // against 0.12-0.13, m = 1000, 3 of 5 seeds).
+      if (model.constraint) {
+        for (Index j = 0; j < rank; ++j) {
+          Matrix plus = X.col(j), minus = -X.col(j);
+          model.constraint->project(plus);
+          model.constraint->project(minus);
+          if (minus.squaredNorm() > plus.squaredNorm()) X.col(j) *= -1.0;
+        }
+      }
       Vector v;
       terms.evaluate(X, v);
       const double alpha = robust_scale(v, terms.targets());
