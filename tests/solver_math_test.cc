@@ -505,6 +505,35 @@ TEST(SparseVersusDense, RankOneLowRankSameIterates) {
   expect_same_iterates(sparse, dense, "leaky-mcp", 10, 8, SplitMode::kCoupled, {0.4, 0.3});
 }
 
+// The scale of the ADMM tolerance schedule (c0 = the size of F's parts, sdprl/surrogate.h): F
+// itself when A is PSD, never below |F|, and not cancelling to 0 when A is indefinite.
+TEST(Surrogate, ObjectiveMagnitudeIsTheSizeOfFsParts) {
+  EntryData d = random_entries(12, 60, 35);
+  auto loss = load_loss("leaky-mcp");
+  std::mt19937_64 rng(35);
+  const Matrix U = random_matrix(12, 2, 1.0, rng);
+  for (double sign : {1.0, -1.0}) {
+    Model model;
+    model.terms = entry_terms(d);
+    model.quadratic = std::make_shared<LowRankRegularizer>(Eigen::MatrixXd(U), sign);
+    const RegularizationWeights w{0.3, 0.7};
+    Surrogate H(model, *loss, w, SplitMode::kRowSplit, 3);
+    for (int trial = 0; trial < 5; ++trial) {
+      const Matrix X = random_matrix(12, 3, 1.0 + trial, rng);
+      H.update(X);
+      Vector values, phi, dphi;
+      model.terms->evaluate(X, values);
+      loss->evaluate((values - model.terms->targets()).cwiseAbs(), phi, dphi);
+      const double quadratic = 0.5 * w.gamma * sign * (U.transpose() * X).squaredNorm();
+      const double ridge = 0.5 * w.lambda * X.squaredNorm();
+      EXPECT_NEAR(H.center_objective(), phi.sum() + quadratic + ridge, 1e-10 * H.objective_magnitude());
+      EXPECT_NEAR(H.objective_magnitude(), phi.sum() + std::abs(quadratic) + ridge, 1e-10 * H.objective_magnitude());
+      EXPECT_GE(H.objective_magnitude(), std::abs(H.center_objective()));
+      if (sign > 0) EXPECT_NEAR(H.objective_magnitude(), H.center_objective(), 1e-12 * H.objective_magnitude());
+    }
+  }
+}
+
 // The entry family's maps against the dense reference: evaluate, the adjoint identity
 // <P(D), y> = <D, P*(y)>, the curvature and the Gram blocks, for both split modes.
 TEST(EntryTerms, MapsMatchDenseReference) {

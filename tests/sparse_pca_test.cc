@@ -48,41 +48,37 @@ TEST_F(SparsePcaRun, L1SolutionIsSparseOnTheTraceBoundary) {
   EXPECT_EQ(s.at("monotonicity_violations").get<int>(), 0);
 }
 
-// A concave loss that penalises small entries harder (theta = 2) buys more sparsity with some
-// variance; the PCA start needs fewer MM steps than the random one to get there (paper Table
-// "initialisation"), and both reach the same objective.
-TEST_F(SparsePcaRun, PcaStartConvergesInFewerStepsThanRandom) {
+// The ADMM tolerance schedule eps_k = c0 / k^b0 scales with the size of F's parts, not with
+// |F(X_0)|: here F = sum |Z_ij| - (gamma/2) tr(Z Sigma) cancels to different degrees at different
+// starts (|F| 22 at the PCA start against 220 at the random one on all genes at rank 50), which
+// under c0 = |F(X_0)| gave the PCA start a 10x tighter ADMM and the illusion of fewer MM steps.
+// Both starts now get a first tolerance of the same order, and reach the same objective.
+TEST_F(SparsePcaRun, ToleranceScheduleDoesNotDependOnTheStartsCancellation) {
   const std::vector<std::string> mcp = {"--set", "loss.type=leaky-mcp", "--set", "loss.leaky-mcp.theta=2"};
-  std::vector<std::string> pca_args = mcp, random_args = mcp;
-  pca_args.insert(pca_args.end(), {"--set", "solver.init=model"});
-  random_args.insert(random_args.end(), {"--set", "solver.init=gaussian"});
-  const RunResult pca = run(pca_args);
-  ASSERT_EQ(pca.code, 0) << pca.err;
-  const RunResult random = run(random_args);
-  ASSERT_EQ(random.code, 0) << random.err;
-  const double steps_pca = number(pca, "mm_iterations"), steps_random = number(random, "mm_iterations");
-  std::cout << "MM steps: PCA start " << steps_pca << ", random start " << steps_random << "; sparsity "
-            << number(pca, "sparsity") << " / " << number(random, "sparsity") << "\n";
-  EXPECT_LT(steps_pca, steps_random);
-  EXPECT_NEAR(number(pca, "objective"), number(random, "objective"), 1e-3 * std::abs(number(random, "objective")));
-  EXPECT_GT(number(pca, "sparsity"), 0.85);
-}
-
-// The same for the model's own l1 loss at a rank above most of the solution's: the PCA start's
-// equal column weights (pca_power = 0) beat both the random start and the eigenvalue-weighted
-// PCA start (pca_power = 0.5) in MM steps, and end no higher.
-TEST_F(SparsePcaRun, EqualWeightPcaStartBeatsRandomAndWeightedStartsInMmSteps) {
-  std::vector<double> steps, objectives;
-  for (const char* start : {"model.pca_power=0", "model.pca_power=0.5", "solver.init=gaussian"}) {
-    const RunResult r = run({"--set", "loss.type=l1", "--set", "solver.rank=30", "--set", start});
+  std::vector<double> eps1, objective;
+  for (const char* start : {"solver.init=model", "solver.init=gaussian"}) {
+    std::vector<std::string> args = mcp;
+    args.insert(args.end(), {"--set", start});
+    const RunResult r = run(args);
     ASSERT_EQ(r.code, 0) << r.err;
-    steps.push_back(number(r, "mm_iterations"));
-    objectives.push_back(number(r, "objective"));
-    std::cout << start << ": " << steps.back() << " MM steps, objective " << objectives.back() << "\n";
+    const std::string trace = read_text(out_ / "trace.csv");
+    // Row 1: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time.
+    const std::string row = trace.substr(trace.find('\n') + 1);
+    std::vector<double> fields;
+    std::size_t pos = 0;
+    for (int c = 0; c < 8; ++c) {
+      const std::size_t next = row.find_first_of(",\n", pos);
+      fields.push_back(std::stod(row.substr(pos, next - pos)));
+      pos = next + 1;
+    }
+    eps1.push_back(fields[6]);
+    objective.push_back(number(r, "objective"));
+    std::cout << start << ": F(X_1) " << fields[2] << ", eps_1 " << fields[6] << ", " << number(r, "mm_iterations")
+              << " MM steps, objective " << objective.back() << "\n";
   }
-  EXPECT_LT(steps[0], steps[1]);
-  EXPECT_LT(steps[0], steps[2]);
-  EXPECT_LE(objectives[0], std::min(objectives[1], objectives[2]) + 1e-5 * std::abs(objectives[0]));
+  // Same order of size (the PCA start's parts are larger: more variance and a denser Z).
+  EXPECT_LT(std::max(eps1[0], eps1[1]) / std::min(eps1[0], eps1[1]), 4.0);
+  EXPECT_NEAR(objective[0], objective[1], 2e-3 * std::abs(objective[1]));
 }
 
 TEST_F(SparsePcaRun, BadOptionsNameTheirKey) {

@@ -54,6 +54,9 @@ class SDPRL_API Surrogate {
   double c() const { return c_; }
   // F(X_k) = H(0).
   double center_objective() const { return f_center_; }
+  // The size of F(X_k)'s parts, sum phi + |(gamma/2) <X, A X>| + (lambda/2) ||X||^2: F(X_k) itself
+  // when A is PSD, but not cancelling to near 0 when A is not (sparse PCA's -Sigma).
+  double objective_magnitude() const { return f_magnitude_; }
   // The residuals r_tau and weights w_tau at X_k.
   const Vector& residuals() const { return residuals_; }
   const Vector& weights() const { return w_; }
@@ -91,7 +94,7 @@ class SDPRL_API Surrogate {
   bool b_diagonal_ = true;
   bool a_curvature_ = false;
   bool a_majorant_ = false;   // row-split with a diagonal majorant of A_+ in B
-  double c_ = 0.0, f_center_ = 0.0;
+  double c_ = 0.0, f_center_ = 0.0, f_magnitude_ = 0.0;
 };
 
 // The ADMM state carried across MM steps (warm start, algorithm.md section 3).

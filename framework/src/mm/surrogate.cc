@@ -36,18 +36,21 @@ void Surrogate::update(const Matrix& Xk) {
 
   // G = gamma A X_k + lambda X_k;  the regularizer values enter c and F(X_k).
   const double lambda = weights_.lambda, gamma = weights_.gamma;
-  double reg = 0.5 * lambda * Xk_.squaredNorm();
+  double reg = 0.5 * lambda * Xk_.squaredNorm(), reg_magnitude = reg;
   G_ = lambda * Xk_;
   if (model_.quadratic && gamma > 0.0) {
     Matrix AX;
     model_.quadratic->apply(Xk_, AX);
     G_.noalias() += gamma * AX;
-    reg += 0.5 * gamma * AX.cwiseProduct(Xk_).sum();
+    const double quadratic = 0.5 * gamma * AX.cwiseProduct(Xk_).sum();
+    reg += quadratic;
+    reg_magnitude += std::abs(quadratic);
   }
   const double loss_sum = phi_.sum();
   // c = sum [phi(|r|) - w |r|] + regularizers, so that H(0) = 2 sum |b| + c = F(X_k).
   c_ = loss_sum - w_.dot(residuals_.cwiseAbs()) + reg;
   f_center_ = loss_sum + reg;
+  f_magnitude_ = loss_sum + reg_magnitude;
 
   lin_->curvature_diagonal(b_diag_);
   b_diag_.array() += 0.5 * lambda;
