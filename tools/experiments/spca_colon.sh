@@ -6,7 +6,9 @@
 # the peak memory (when /usr/bin/time exists), as one Markdown table on stdout.
 #   tools/experiments/spca_colon.sh [RANKS...]      (default: 50 100 200)
 # Environment: LOSSES (default "l1 leaky-mcp"), TIME_LIMIT seconds per run (default 0 = none),
-# SDPRL (default build/bin/sdprl), KEEP (a directory: keep every run's output there).
+# SDPRL (default build/bin/sdprl), KEEP (a directory: keep every run's output there), EXTRA
+# (space-separated KEY=VALUE overrides for every run, e.g. EXTRA="solver.admm.c0=200" to give both
+# starts the same ADMM tolerance schedule).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 sdprl=${SDPRL:-$root/build/bin/sdprl}
@@ -24,9 +26,10 @@ for r in "${ranks[@]}"; do
     for init in model gaussian; do
       out=$runs/r$r-$loss-$init
       rm -f "$work/peak_kb"
+      extra=(); for kv in ${EXTRA:-}; do extra+=(--set "$kv"); done
       "${timer[@]}" "$sdprl" run "$root/models/spca_colon.toml" --quiet --out "$out" --set solver.rank="$r" \
         --set loss.type="$loss" --set solver.init="$init" --set solver.time_limit="${TIME_LIMIT:-0}" \
-        > "$out.txt" || true
+        "${extra[@]}" > "$out.txt" || true
       peak=-; [ -s "$work/peak_kb" ] && peak=$(( $(tail -n 1 "$work/peak_kb") / 1024 ))
       echo "$peak" > "$out.peak"
     done
