@@ -117,9 +117,10 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     }
     // c0 scales the ADMM tolerance schedule with the objective (algorithm.md section 3: F(X_1)).
     // With an indefinite A, F's parts can cancel: sparse PCA's F is sum_ij |Z_ij| - (gamma/2)
-    // tr(X^T Sigma X), and |F| at the PCA start was 10x smaller than at the random start (22 against 220), so the PCA
-    // start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8 iterations per MM step). The
-    // magnitude of F's parts is F itself whenever A is PSD (every other model) and scale-true here.
+    // tr(X^T Sigma X), and |F| at the PCA start was 10x smaller than at the random start (22
+    // against 220), so the PCA start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8
+    // iterations per MM step), and an F(X_0) near 0 would send every ADMM to its iteration cap.
+    // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
     c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(surrogate.objective_magnitude(), 1e-12);
   }
   Admm admm(surrogate, summary.rho, options.admm);
