@@ -337,22 +337,36 @@ TEST(ConstrainedAdmm, MatchesGridMinimumOverTheFeasibleSet) {
   EXPECT_NEAR(st.step(1, 0), by, 1e-3);
 }
 
+// A nonnegative low-rank target M = V V^T (V_ij ~ Exp(1), n x r) observed on about half of its
+// entries, as in symmetric NMF.
+struct NonnegativeInstance {
+  Eigen::MatrixXd V;
+  EntryData data;
+};
+NonnegativeInstance nonnegative_instance(Index n, Index r, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> ex(1.0);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  NonnegativeInstance inst;
+  inst.V.resize(n, r);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < r; ++j) inst.V(i, j) = ex(rng);
+  EntryData& d = inst.data;
+  d.n = n;
+  std::vector<double> t;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (u(rng) < 0.5) d.rows.push_back(i), d.cols.push_back(j), t.push_back(inst.V.row(i).dot(inst.V.row(j)));
+  d.targets = Eigen::Map<Vector>(t.data(), static_cast<Index>(t.size()));
+  return inst;
+}
+
 // Symmetric NMF: every MM iterate is nonnegative (asserted through the iteration callback), the
 // objective never rises beyond eps_k, and the l1 fit recovers a nonnegative low-rank matrix.
 TEST(Nonnegativity, EveryIterateIsNonnegative) {
-  std::mt19937_64 rng(8);
-  std::exponential_distribution<double> ex(1.0);
-  const Index n = 40;
-  Eigen::MatrixXd V(n, 2);
-  for (Index i = 0; i < n; ++i) V(i, 0) = ex(rng), V(i, 1) = ex(rng);
-  EntryData d;
-  d.n = n;
-  std::vector<double> t;
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (u(rng) < 0.5) d.rows.push_back(i), d.cols.push_back(j), t.push_back(V.row(i).dot(V.row(j)));
-  d.targets = Eigen::Map<Vector>(t.data(), static_cast<Index>(t.size()));
+  const NonnegativeInstance inst = nonnegative_instance(40, 2, 8);
+  const Eigen::MatrixXd& V = inst.V;
+  const EntryData& d = inst.data;
   Model model;
   model.terms = entry_terms(d);
   model.constraint = std::make_shared<Nonnegative>();
@@ -385,20 +399,8 @@ TEST(Nonnegativity, EveryIterateIsNonnegative) {
 // ended at test RMSE 0.86-0.92 instead of 0.12).
 TEST(Nonnegativity, SpectralStartKeepsTheSignThatSurvivesTheProjection) {
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    std::mt19937_64 rng(seed);
-    std::exponential_distribution<double> ex(1.0);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
     const Index n = 60, r = 3;
-    Eigen::MatrixXd V(n, r);
-    for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < r; ++j) V(i, j) = ex(rng);
-    EntryData d;
-    d.n = n;
-    std::vector<double> t;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (u(rng) < 0.5) d.rows.push_back(i), d.cols.push_back(j), t.push_back(V.row(i).dot(V.row(j)));
-    d.targets = Eigen::Map<Vector>(t.data(), static_cast<Index>(t.size()));
+    const EntryData d = nonnegative_instance(n, r, seed).data;
     Model model;
     model.terms = entry_terms(d);
     model.constraint = std::make_shared<Nonnegative>();
@@ -529,7 +531,9 @@ TEST(Surrogate, ObjectiveMagnitudeIsTheSizeOfFsParts) {
       EXPECT_NEAR(H.center_objective(), phi.sum() + quadratic + ridge, 1e-10 * H.objective_magnitude());
       EXPECT_NEAR(H.objective_magnitude(), phi.sum() + std::abs(quadratic) + ridge, 1e-10 * H.objective_magnitude());
       EXPECT_GE(H.objective_magnitude(), std::abs(H.center_objective()));
-      if (sign > 0) EXPECT_NEAR(H.objective_magnitude(), H.center_objective(), 1e-12 * H.objective_magnitude());
+      if (sign > 0) {
+        EXPECT_NEAR(H.objective_magnitude(), H.center_objective(), 1e-12 * H.objective_magnitude());
+      }
     }
   }
 }
