@@ -428,7 +428,10 @@ TEST_F(BadInputTest, NumericalBlowUp) {
 // (exit 3) and writes the iterate before the rise: X.mtx equals the factor of the same run
 // stopped by max_mm_iterations = 2.
 TEST_F(BadInputTest, RisingObjective) {
-  const fs::path file = model(file_model("", "test-jump") + "[loss.test-jump]\nafter = 4\njump = 100.0\n");
+  // The coupled Xt-step: its rebuild calls the loss once per MM step, which the plugin counts (the
+  // row-split one-pass rebuild calls it once per row).
+  const fs::path file = model(file_model("", "test-jump", "rank = 1\n[solver.admm]\nxt_step = \"coupled\"\n") +
+                              "[loss.test-jump]\nafter = 4\njump = 100.0\n");
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.out.find("status = numerical_error"), std::string::npos) << r.out;

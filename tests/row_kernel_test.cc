@@ -61,6 +61,57 @@ TEST(RowVectors, CoupledModeHasNone) {
   EXPECT_EQ(entry_terms(d)->make_linearization(SplitMode::kCoupled)->row_offsets(), nullptr);
 }
 
+// The one-pass rebuild (TermLinearization::update_with_loss) against the three steps it fuses:
+// ConstraintSet::evaluate, Loss::evaluate on |r| and update(X, w, r). Same b_h, a_h, C and Gram
+// blocks, and its two sums are sum phi(|r|) and sum w |r| over the terms (each term once, though
+// each off-diagonal term has two halves). Leaky-MCP at a scale where residuals fall on both sides
+// of its knee; the entries include diagonal ones and both orders of a pair.
+TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
+  const EntryData d = random_entries(300, 4000, 91);
+  const auto terms = entry_terms(d);
+  const auto loss = load_loss("leaky-mcp");
+  for (const Index r : {1, 5, 11}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    std::mt19937_64 rng(92 + static_cast<std::uint64_t>(r));
+    const Matrix X = random_matrix(d.n, r, 1.5, rng);
+    auto three = terms->make_linearization(SplitMode::kRowSplit), one = terms->make_linearization(SplitMode::kRowSplit);
+    Vector values, phi, w;
+    terms->evaluate(X, values);
+    const Vector residual = values - terms->targets(), abs_residual = residual.cwiseAbs();
+    loss->evaluate(abs_residual, phi, w);
+    ASSERT_GT((w.array() == 0.05).count(), 100) << "residuals beyond the knee";
+    ASSERT_GT((w.array() > 0.05).count(), 100) << "residuals before the knee";
+    three->update(X, w, residual);
+    double phi_sum = 0.0, weighted_abs = 0.0;
+    ASSERT_TRUE(one->update_with_loss(X, *loss, &phi_sum, &weighted_abs));
+    EXPECT_NEAR(phi_sum, phi.sum(), 1e-12 * phi.sum());
+    EXPECT_NEAR(weighted_abs, w.dot(abs_residual), 1e-12 * w.dot(abs_residual));
+    ASSERT_EQ(one->size(), three->size());
+    EXPECT_LE((one->offsets() - three->offsets()).norm(), 1e-12 * three->offsets().norm());
+    Vector c1, c3;
+    one->curvature_diagonal(c1);
+    three->curvature_diagonal(c3);
+    EXPECT_LE((c1 - c3).norm(), 1e-12 * c3.norm());
+    Matrix g1, g3;
+    one->gram_row_blocks(g1);
+    three->gram_row_blocks(g3);
+    EXPECT_LE((g1 - g3).norm(), 1e-12 * g3.norm());
+    const Index* off = one->row_offsets();
+    for (Index i = 0; i < d.n; ++i) {
+      const Index deg = off[i + 1] - off[i];
+      std::vector<double> a1(static_cast<std::size_t>(deg * r)), a3(a1.size());
+      if (deg == 0) continue;
+      one->row_vectors(i, a1.data());
+      three->row_vectors(i, a3.data());
+      for (std::size_t q = 0; q < a1.size(); ++q) ASSERT_NEAR(a1[q], a3[q], 1e-13 * (1.0 + std::abs(a3[q]))) << "row " << i;
+    }
+  }
+  // The coupled linearisation has no one-pass form: the surrogate takes the three steps.
+  double phi_sum = 0.0, weighted_abs = 0.0;
+  EXPECT_FALSE(terms->make_linearization(SplitMode::kCoupled)->update_with_loss(Matrix::Ones(d.n, 2), *loss, &phi_sum,
+                                                                                   &weighted_abs));
+}
+
 struct RunResult {
   Summary summary;
   Matrix X;

@@ -1,8 +1,9 @@
 // Test plugin "test-jump": a broken loss for the rising-objective check of the MM solver. Its
 // phi and phi' are those of l1 (so it passes the loss contract check, which samples value() and
 // derivative()), but its batched evaluate() adds `jump` to every phi from its `after`-th call on:
-// F jumps up between two MM steps, which no inexact ADMM can explain. The surrogate evaluates the
-// loss once at the start and once per MM step, so the jump lands in MM step after - 1.
+// F jumps up between two MM steps, which no inexact ADMM can explain. With the coupled Xt-step the
+// surrogate evaluates the loss once at the start and once per MM step, so the jump lands in MM step
+// after - 1 (the row-split one-pass rebuild calls evaluate() once per row instead).
 #include <atomic>
 #include <memory>
 #include <string>

@@ -26,7 +26,8 @@ namespace sdprl {
 // Bump on any change of a public interface class layout or of a factory signature.
 // 2: TermLinearization gained row_offsets()/row_vectors() (the fused row-split ADMM pass).
 // 3: TermLinearization gained term_weights()/shared_gram_block() (loss weights outside P).
-#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 3
+// 4: TermLinearization gained update_with_loss() (the one-pass MM rebuild).
+#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 4
 #ifndef SDPRL_PLUGIN_ABI_VERSION
 #define SDPRL_PLUGIN_ABI_VERSION SDPRL_PLUGIN_ABI_VERSION_CURRENT
 #endif

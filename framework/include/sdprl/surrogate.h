@@ -57,9 +57,6 @@ class SDPRL_API Surrogate {
   // The size of F(X_k)'s parts, sum phi + |(gamma/2) <X, A X>| + (lambda/2) ||X||^2: F(X_k) itself
   // when A is PSD, but not cancelling to near 0 when A is not (sparse PCA's -Sigma).
   double objective_magnitude() const { return f_magnitude_; }
-  // The residuals r_tau and weights w_tau at X_k.
-  const Vector& residuals() const { return residuals_; }
-  const Vector& weights() const { return w_; }
 
   // H(D); `PD` may pass P(D) when the caller has it (saves a pass over the terms).
   double value(const Matrix& D, const Vector* PD = nullptr) const;
@@ -88,7 +85,7 @@ class SDPRL_API Surrogate {
   Index n_, r_;
   std::unique_ptr<TermLinearization> lin_;
   Matrix Xk_, G_;
-  Vector residuals_, abs_residuals_, w_, phi_;
+  Vector residuals_, abs_residuals_, w_, phi_;  // without TermLinearization::update_with_loss only
   Vector b_diag_;
   Vector a_diag_;             // diag(A_+), or its diagonal majorant when a_majorant_
   bool b_diagonal_ = true;

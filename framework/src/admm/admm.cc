@@ -52,11 +52,10 @@ void Admm::prepare() {
   fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr &&
            lin.term_weights() == nullptr;
   if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
-  // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step.
+  // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step. Families
+  // with row_offsets() compute the blocks with detail::row_gram_blocks or in their one-pass update.
   shared_ = false;
-  if (fused_)
-    detail::row_gram_blocks(lin, lin.row_offsets(), n, r, max_degree_, gram_);
-  else if (lin.shared_gram_block(gram_))
+  if (lin.shared_gram_block(gram_))
     shared_ = true;
   else
     lin.gram_row_blocks(gram_);

@@ -128,6 +128,16 @@ void invert_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_
   }
 }
 
+// Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column: each of the
+// r (r + 1) / 2 entries is one contiguous, vectorised dot product of length deg (no GEMM packing for
+// these short, thin blocks).
+template <int R>
+void block_gram(const double* a, Index deg, Index r, double* block) {
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, R>> T(a, deg, r);
+  for (Index c1 = 0; c1 < r; ++c1)
+    for (Index c2 = c1; c2 < r; ++c2) block[c1 * r + c2] = block[c2 * r + c1] = T.col(c1).dot(T.col(c2));
+}
+
 template <int R>
 void grams(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree, Matrix& gram) {
   gram.resize(n * r, r);
@@ -144,12 +154,7 @@ void grams(const TermLinearization& lin, const Index* offsets, Index n, Index r,
         continue;
       }
       lin.row_vectors(i, buf.data());
-      // Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column: each of the
-      // r (r + 1) / 2 entries is one contiguous, vectorised dot product of length deg (no GEMM
-      // packing for these short, thin blocks).
-      const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, R>> T(buf.data(), deg, r);
-      for (Index c1 = 0; c1 < r; ++c1)
-        for (Index c2 = c1; c2 < r; ++c2) block[c1 * r + c2] = block[c2 * r + c1] = T.col(c1).dot(T.col(c2));
+      block_gram<R>(buf.data(), deg, r, block);
     }
   }
 }
@@ -169,6 +174,10 @@ RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
 void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
                        std::vector<double>& out) {
   with_rank(r, [&](auto R) { invert_blocks<decltype(R)::value>(gram, bd, rho, rho_k, n, r, out); });
+}
+
+void row_block_gram(const double* a, Index deg, Index r, double* block) {
+  with_rank(r, [&](auto R) { block_gram<decltype(R)::value>(a, deg, r, block); });
 }
 
 Index max_row_degree(const Index* offsets, Index n) {

@@ -58,6 +58,10 @@ void invert_row_blocks(const Matrix& gram, const Vector& b_diagonal, double rho,
 void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
                      Matrix& gram);
 
+// block = A^T A (r x r, symmetric) for the deg x r matrix A stored column by column (a[c * deg + q]),
+// as TermLinearization::row_vectors writes a row's a_h.
+void row_block_gram(const double* a, Index deg, Index r, double* block);
+
 // max_i (offsets[i+1] - offsets[i]).
 Index max_row_degree(const Index* offsets, Index n);
 

@@ -27,12 +27,17 @@ Index Surrogate::split_terms() const { return lin_->size(); }
 
 void Surrogate::update(const Matrix& Xk) {
   Xk_ = Xk;
-  const ConstraintSet& terms = *model_.terms;
-  terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
-  residuals_ -= terms.targets();
-  abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
-  loss_.evaluate(abs_residuals_, phi_, w_);
-  lin_->update(Xk_, w_, residuals_);
+  double loss_sum = 0.0, weighted_abs = 0.0;
+  if (!lin_->update_with_loss(Xk_, loss_, &loss_sum, &weighted_abs)) {
+    const ConstraintSet& terms = *model_.terms;
+    terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
+    residuals_ -= terms.targets();
+    abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
+    loss_.evaluate(abs_residuals_, phi_, w_);
+    lin_->update(Xk_, w_, residuals_);
+    loss_sum = phi_.sum();
+    weighted_abs = w_.dot(abs_residuals_);
+  }
 
   // G = gamma A X_k + lambda X_k;  the regularizer values enter c and F(X_k).
   const double lambda = weights_.lambda, gamma = weights_.gamma;
@@ -46,9 +51,8 @@ void Surrogate::update(const Matrix& Xk) {
     reg += quadratic;
     reg_magnitude += std::abs(quadratic);
   }
-  const double loss_sum = phi_.sum();
   // c = sum [phi(|r|) - w |r|] + regularizers, so that H(0) = 2 sum |b| + c = F(X_k).
-  c_ = loss_sum - w_.dot(residuals_.cwiseAbs()) + reg;
+  c_ = loss_sum - weighted_abs + reg;
   f_center_ = loss_sum + reg;
   f_magnitude_ = loss_sum + reg_magnitude;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "admm/row_kernel.h"
 #include "sdprl/error.h"
 
 namespace sdprl {
@@ -139,6 +140,10 @@ class DistanceLinearization final : public TermLinearization {
 
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
+    if (mode_ == SplitMode::kRowSplit) {
+      detail::row_gram_blocks(*this, row_ptr_.data(), n, r, detail::max_row_degree(row_ptr_.data(), n), blocks);
+      return;
+    }
     blocks.setZero(n * r, r);
     const auto& rows = terms_.rows();
     const auto& cols = terms_.cols();

@@ -1,10 +1,13 @@
 // Entry terms Q = e_i e_j^T on the sparse path (see sdprl/terms/entry_terms.h for the algebra).
 #include "sdprl/terms/entry_terms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "admm/row_kernel.h"
 #include "sdprl/error.h"
+#include "sdprl/loss.h"
 
 namespace sdprl {
 namespace {
@@ -18,6 +21,7 @@ class EntryLinearization final : public TermLinearization {
     const Index n = terms.dimension();
     const auto& rows = terms.rows();
     const auto& cols = terms.cols();
+    const Vector& targets = terms.targets();
     const Index m = terms.size();
     if (mode_ == SplitMode::kRowSplit) {
       // Count half-terms per row, then fill (counting sort keeps the original term order per row).
@@ -30,18 +34,18 @@ class EntryLinearization final : public TermLinearization {
       const Index h = row_ptr_[n];
       partner_.resize(h);
       term_.resize(h);
-      coef_.resize(h);
+      target_.resize(h);
       std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
       for (Index k = 0; k < m; ++k) {
         const std::int32_t i = rows[k], j = cols[k];
         if (i == j) {
           const Index p = fill[i]++;
-          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), coef_[p] = 1.0;
+          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
         } else {
           Index p = fill[i]++;
-          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), coef_[p] = 0.5;
+          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
           p = fill[j]++;
-          partner_[p] = i, term_[p] = static_cast<std::int32_t>(k), coef_[p] = 0.5;
+          partner_[p] = i, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
         }
       }
       scale_.resize(h);
@@ -55,6 +59,7 @@ class EntryLinearization final : public TermLinearization {
 
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
     X_ = X;
+    grams_valid_ = false;
     curvature_.setZero();
     const auto& rows = terms_.rows();
     const auto& cols = terms_.cols();
@@ -64,7 +69,7 @@ class EntryLinearization final : public TermLinearization {
         double d = 0.0;
         for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
           const Index k = term_[p];
-          scale_[p] = w[k] * coef_[p];
+          scale_[p] = w[k] * coefficient(i, p);
           // Off-diagonal half-term: b' = w r / 4 = scale r / 2; diagonal term: b = w r / 2.
           b_[p] = scale_[p] * r[k] * 0.5;
           // |sym Q| puts w/2 on (i,i) per off-diagonal appearance and w for a diagonal term:
@@ -85,6 +90,43 @@ class EntryLinearization final : public TermLinearization {
         }
       }
     }
+  }
+
+  // One pass per row over its half-terms (row-split only): gather the partner rows x_j, the
+  // residuals r = <x_i, x_j> - t (both halves of a term compute the same products in the same
+  // order, so they see bitwise the same r), phi and w = phi'(|r|) in one Loss::evaluate call per
+  // row, then scale, b and C as update() sets them, and the row's Gram block of P*P from the same
+  // gathered rows (gram_row_blocks() hands it to the ADMM instead of gathering again). Rows in
+  // parallel; the sums are added per block of rows in a fixed order, so that they do not depend
+  // on the thread count.
+  bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum) override {
+    if (mode_ != SplitMode::kRowSplit) return false;
+    X_ = X;
+    const Index n = terms_.dimension(), r = X_.cols();
+    grams_.resize(n * r, r);
+    const Index blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
+    std::vector<double> phi_part(static_cast<std::size_t>(blocks)), abs_part(static_cast<std::size_t>(blocks));
+    const Index max_degree = detail::max_row_degree(row_ptr_.data(), n);
+#pragma omp parallel
+    {
+      RebuildScratch scratch(max_degree, r);
+#pragma omp for schedule(static)
+      for (Index block = 0; block < blocks; ++block) {
+        const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
+        double phi_total = 0.0, abs_total = 0.0;
+        for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, scratch, &phi_total, &abs_total);
+        phi_part[static_cast<std::size_t>(block)] = phi_total;
+        abs_part[static_cast<std::size_t>(block)] = abs_total;
+      }
+    }
+    *phi_sum = 0.0;
+    *weighted_abs_sum = 0.0;
+    for (Index block = 0; block < blocks; ++block) {
+      *phi_sum += phi_part[static_cast<std::size_t>(block)];
+      *weighted_abs_sum += abs_part[static_cast<std::size_t>(block)];
+    }
+    grams_valid_ = true;
+    return true;
   }
 
   Index size() const override { return b_.size(); }
@@ -142,24 +184,79 @@ class EntryLinearization final : public TermLinearization {
   const Index* row_offsets() const override {
     return mode_ == SplitMode::kRowSplit ? row_ptr_.data() : nullptr;
   }
-  void row_vectors(Index i, double* out) const override {
+  void row_vectors(Index i, double* out) const override { gather_partners(i, out, /*scaled=*/true); }
+
+  // The partner rows of row i's half-terms, component-major (out[c * deg + q]), times scale_h when
+  // `scaled` (then they are the a_h).
+  void gather_partners(Index i, double* out, bool scaled) const {
     switch (X_.cols()) {  // a fixed rank unrolls the gather of r doubles per half-term
-      case 2: return scaled_partners<2>(i, out);
-      case 3: return scaled_partners<3>(i, out);
-      case 4: return scaled_partners<4>(i, out);
-      case 5: return scaled_partners<5>(i, out);
-      case 6: return scaled_partners<6>(i, out);
-      case 8: return scaled_partners<8>(i, out);
-      default: return scaled_partners<Eigen::Dynamic>(i, out);
+      case 2: return gather<2>(i, out, scaled);
+      case 3: return gather<3>(i, out, scaled);
+      case 4: return gather<4>(i, out, scaled);
+      case 5: return gather<5>(i, out, scaled);
+      case 6: return gather<6>(i, out, scaled);
+      case 8: return gather<8>(i, out, scaled);
+      default: return gather<Eigen::Dynamic>(i, out, scaled);
     }
   }
 
+  static constexpr Index kRowsPerBlock = 64;
+
+  // Per-thread work space of update_with_loss: the gathered partner rows (component-major, as
+  // row_vectors() writes them) and the row's residuals, |residuals|, phi and w.
+  struct RebuildScratch {
+    std::vector<double> rows;
+    Vector residual, abs_residual, phi, w;
+    RebuildScratch(Index max_degree, Index r) : rows(static_cast<std::size_t>(std::max<Index>(max_degree, 1) * r)) {}
+  };
+
+  void rebuild_row(Index i, const Loss& loss, RebuildScratch& s, double* phi_total, double* abs_total) {
+    const Index r = X_.cols(), begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
+    double* block = grams_.data() + i * r * r;
+    curvature_[i] = 0.0;
+    if (deg == 0) {
+      std::fill(block, block + r * r, 0.0);
+      return;
+    }
+    double* rows = s.rows.data();
+    gather_partners(i, rows, /*scaled=*/false);
+    const double* xi = X_.data() + i * r;
+    s.residual.resize(deg);
+    s.residual.setZero();
+    for (Index c = 0; c < r; ++c)  // c outermost: contiguous in q, vectorised
+      for (Index q = 0; q < deg; ++q) s.residual[q] += xi[c] * rows[c * deg + q];
+    for (Index q = 0; q < deg; ++q) s.residual[q] -= target_[begin + q];
+    s.abs_residual = s.residual.cwiseAbs();
+    loss.evaluate(s.abs_residual, s.phi, s.w);
+    double d = 0.0, phi_row = 0.0, abs_row = 0.0;
+    for (Index q = 0; q < deg; ++q) {
+      const Index p = begin + q;
+      const double coef = coefficient(i, p);
+      scale_[p] = s.w[q] * coef;
+      b_[p] = 0.5 * scale_[p] * s.residual[q];  // as in update(): b = scale r / 2
+      d += scale_[p];
+      // The two halves of a term carry 1/2 each: the sums count every term once.
+      phi_row += coef * s.phi[q];
+      abs_row += scale_[p] * s.abs_residual[q];
+    }
+    curvature_[i] = d;
+    *phi_total += phi_row;
+    *abs_total += abs_row;
+    // a_h = scale_h x_partner(h), in place, then the block sum_h a_h a_h^T.
+    for (Index c = 0; c < r; ++c)
+      for (Index q = 0; q < deg; ++q) rows[c * deg + q] *= scale_[begin + q];
+    detail::row_block_gram(rows, deg, r, block);
+  }
+
+  // A half-term's share of its term: 1/2 for each half of an off-diagonal term, 1 for a diagonal one.
+  double coefficient(Index i, Index p) const { return partner_[p] == i ? 1.0 : 0.5; }
+
   template <int R>
-  void scaled_partners(Index i, double* out) const {
+  void gather(Index i, double* out, bool scaled) const {
     const Index r = R == Eigen::Dynamic ? X_.cols() : R;
     const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
     for (Index q = 0; q < deg; ++q) {
-      const double s = scale_[begin + q];
+      const double s = scaled ? scale_[begin + q] : 1.0;
       const double* x = X_.data() + static_cast<Index>(partner_[begin + q]) * r;
       for (Index c = 0; c < r; ++c) out[c * deg + q] = s * x[c];
     }
@@ -167,19 +264,17 @@ class EntryLinearization final : public TermLinearization {
 
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
-    blocks.setZero(n * r, r);
     if (mode_ == SplitMode::kRowSplit) {
-      // Block i = Y^T Y with Y the row's scaled partner rows: one small GEMM per row instead of
-      // one dynamic-size outer product per half-term (admm_bench MmStep m = 10^4: 201 -> 109 ms).
-      Eigen::MatrixXd Y;
-      for (Index i = 0; i < n; ++i) {
-        const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
-        if (deg == 0) continue;
-        Y.resize(deg, r);
-        for (Index q = 0; q < deg; ++q) Y.row(q) = scale_[begin + q] * X_.row(partner_[begin + q]);
-        blocks.middleRows(i * r, r).noalias() = Y.transpose() * Y;
-      }
-    } else {
+      // Block i = sum_h a_h a_h^T over the row's half-terms: computed by update_with_loss from
+      // the rows it gathered anyway, else from row_vectors().
+      if (grams_valid_)
+        blocks = grams_;
+      else
+        detail::row_gram_blocks(*this, row_ptr_.data(), n, r, detail::max_row_degree(row_ptr_.data(), n), blocks);
+      return;
+    }
+    blocks.setZero(n * r, r);
+    {
       const auto& rows = terms_.rows();
       const auto& cols = terms_.cols();
       for (Index k = 0; k < size(); ++k) {
@@ -201,9 +296,13 @@ class EntryLinearization final : public TermLinearization {
   SplitMode mode_;
   std::vector<Index> row_ptr_;
   std::vector<std::int32_t> partner_, term_;
-  std::vector<double> coef_;
+  // The target of each half-term's term: a copy in CSR order, so that the one-pass rebuild reads
+  // it sequentially.
+  std::vector<double> target_;
   Vector scale_, b_, curvature_;
   Matrix X_;
+  Matrix grams_;  // row-split: the Gram blocks of P*P at the last update_with_loss
+  bool grams_valid_ = false;
 };
 
 }  // namespace

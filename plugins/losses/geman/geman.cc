@@ -12,6 +12,9 @@ class GemanLoss final : public sdprl::Loss {
   std::string name() const override { return "geman"; }
   double value(double a) const override { return a / (theta_ + a); }
   double derivative(double a) const override { return theta_ / ((theta_ + a) * (theta_ + a)); }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
   std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
 
  private:

@@ -9,6 +9,9 @@ class L1Loss final : public sdprl::Loss {
   std::string name() const override { return "l1"; }
   double value(double a) const override { return a; }
   double derivative(double) const override { return 1.0; }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
 };
 
 std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable&) { return std::make_unique<L1Loss>(); }

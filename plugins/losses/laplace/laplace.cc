@@ -15,6 +15,9 @@ class LaplaceLoss final : public sdprl::Loss {
   // -expm1 keeps full relative accuracy for a << theta.
   double value(double a) const override { return -std::expm1(-a / theta_); }
   double derivative(double a) const override { return std::exp(-a / theta_) / theta_; }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
   std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
 
  private:

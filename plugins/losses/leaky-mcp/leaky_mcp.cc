@@ -16,6 +16,9 @@ class LeakyMcpLoss final : public sdprl::Loss {
     return a <= knee_ ? a * (theta_ - 0.5 * a) : eta_ * a + 0.5 * knee_ * knee_;
   }
   double derivative(double a) const override { return a <= knee_ ? theta_ - a : eta_; }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
   std::vector<std::pair<std::string, double>> parameters() const override {
     return {{"theta", theta_}, {"eta", eta_}};
   }

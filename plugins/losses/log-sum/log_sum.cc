@@ -14,6 +14,9 @@ class LogSumLoss final : public sdprl::Loss {
   std::string name() const override { return "log-sum"; }
   double value(double a) const override { return std::log1p(a / theta_); }
   double derivative(double a) const override { return 1.0 / (theta_ + a); }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
   std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
 
  private:

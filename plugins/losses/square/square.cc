@@ -11,6 +11,9 @@ class SquareLoss final : public sdprl::Loss {
   std::string name() const override { return "square"; }
   double value(double a) const override { return 0.5 * a * a; }
   double derivative(double a) const override { return a; }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
 };
 
 std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable&) { return std::make_unique<SquareLoss>(); }
