@@ -14,6 +14,10 @@ class ArctanLoss final : public sdprl::Loss {
   double value(double a) const override { return theta_ * std::atan(a / theta_); }
   double derivative(double a) const override { return 1.0 / (1.0 + (a / theta_) * (a / theta_)); }
   std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
+  // Optional: the batched form without a virtual call per entry.
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);
+  }
 
  private:
   double theta_;

@@ -43,11 +43,22 @@ inline std::string check_loss(const Loss& loss, double max_a = 100.0, double rel
   return loss_contract_violation(loss);
 }
 
+namespace detail {
+// A smooth concave loss for check_constraint_set's test of update_with_loss(): phi = log(1 + a).
+class LogLoss final : public Loss {
+ public:
+  std::string name() const override { return "check-log"; }
+  double value(double a) const override { return std::log1p(a); }
+  double derivative(double a) const override { return 1.0 / (1.0 + a); }
+};
+}  // namespace detail
+
 // A ConstraintSet against dense reference matrices Q[k] (the terms it claims to represent):
 // values <X, Q_k X>, targets' length, the adjoint identity of every linearisation
 // <P(D), y> = <D, P*(y)>, the curvature C = sum w |sym Q| against the eigen-split reference
 // (exact in coupled mode; in row-split mode C may be a larger, majorising curvature), and the
-// claims curvature_is_diagonal() and rows_decoupled() against C and P*P.
+// claims curvature_is_diagonal() and rows_decoupled() against C and P*P; where update_with_loss()
+// is offered, its b, C, P and Gram blocks and its two sums against evaluate + loss + update().
 inline std::string check_constraint_set(const ConstraintSet& set, const std::vector<Eigen::MatrixXd>& Q,
                                         Index rank = 3, unsigned seed = 1) {
   std::ostringstream os;
@@ -158,6 +169,38 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
             return os.str();
           }
         }
+      }
+    }
+    // The one-pass rebuild, where offered, must leave the linearisation as the three steps do.
+    const detail::LogLoss loss;
+    auto fast = set.make_linearization(mode);
+    double phi_sum = 0.0, weighted_abs = 0.0;
+    if (fast->update_with_loss(X, loss, &phi_sum, &weighted_abs)) {
+      Vector phi, lw;
+      const Vector abs_r = residuals.cwiseAbs();
+      loss.evaluate(abs_r, phi, lw);
+      auto slow = set.make_linearization(mode);
+      slow->update(X, lw, residuals);
+      Vector pd_fast, pd_slow, c_fast, c_slow;
+      fast->apply(D, pd_fast);
+      slow->apply(D, pd_slow);
+      fast->curvature_diagonal(c_fast);
+      slow->curvature_diagonal(c_slow);
+      Matrix g_fast, g_slow;
+      fast->gram_row_blocks(g_fast);
+      slow->gram_row_blocks(g_slow);
+      auto near = [](double a, double b) { return std::abs(a - b) <= 1e-10 * (1.0 + std::abs(b)); };
+      if (!near(phi_sum, phi.sum()) || !near(weighted_abs, lw.dot(abs_r))) {
+        os << to_string(mode) << ": update_with_loss() sums " << phi_sum << ", " << weighted_abs
+           << " but sum phi(|r|) = " << phi.sum() << ", sum w |r| = " << lw.dot(abs_r);
+        return os.str();
+      }
+      if (fast->size() != slow->size() || !((fast->offsets() - slow->offsets()).norm() <= 1e-10 * (1.0 + slow->offsets().norm())) ||
+          !((pd_fast - pd_slow).norm() <= 1e-10 * (1.0 + pd_slow.norm())) ||
+          !((c_fast - c_slow).norm() <= 1e-10 * (1.0 + c_slow.norm())) ||
+          !((g_fast - g_slow).norm() <= 1e-10 * (1.0 + g_slow.norm()))) {
+        os << to_string(mode) << ": update_with_loss() leaves b, P, C or the Gram blocks unlike update()";
+        return os.str();
       }
     }
   }
