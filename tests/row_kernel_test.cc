@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
 #include "test_models.h"
@@ -110,6 +111,25 @@ TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
   double phi_sum = 0.0, weighted_abs = 0.0;
   EXPECT_FALSE(terms->make_linearization(SplitMode::kCoupled)->update_with_loss(Matrix::Ones(d.n, 2), *loss, &phi_sum,
                                                                                    &weighted_abs));
+}
+
+// A loss that throws inside the parallel rebuild: the exception reaches the caller (it must not
+// escape the OpenMP region, which would terminate the program).
+class ThrowingLoss final : public Loss {
+ public:
+  std::string name() const override { return "throws"; }
+  double value(double a) const override { return a; }
+  double derivative(double) const override { return 1.0; }
+  void evaluate(const Vector&, Vector&, Vector&) const override { throw Error("loss", "evaluate failed"); }
+};
+
+TEST(OnePassRebuild, ALossThatThrowsReachesTheCaller) {
+  const EntryData d = random_entries(500, 5000, 93);
+  auto lin = entry_terms(d)->make_linearization(SplitMode::kRowSplit);
+  double phi_sum = 0.0, weighted_abs = 0.0;
+  set_threads(2);
+  EXPECT_THROW(lin->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs), Error);
+  set_threads(1);
 }
 
 struct RunResult {

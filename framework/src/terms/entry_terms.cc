@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <optional>
 #include <string>
 
 #include "admm/row_kernel.h"
@@ -111,18 +113,28 @@ class EntryLinearization final : public TermLinearization {
     const Index blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
     std::vector<double> phi_part(static_cast<std::size_t>(blocks)), abs_part(static_cast<std::size_t>(blocks));
     const Index max_degree = detail::max_row_degree(row_ptr_.data(), n);
+    // An exception must not leave an OpenMP region (that terminates the program): the first one
+    // (a user's loss that throws, an allocation) is kept and rethrown after it.
+    std::exception_ptr failure;
 #pragma omp parallel
     {
-      RebuildScratch scratch(max_degree, r);
+      std::optional<RebuildScratch> scratch;
 #pragma omp for schedule(static)
       for (Index block = 0; block < blocks; ++block) {
-        const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
-        double phi_total = 0.0, abs_total = 0.0;
-        for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, scratch, &phi_total, &abs_total);
-        phi_part[static_cast<std::size_t>(block)] = phi_total;
-        abs_part[static_cast<std::size_t>(block)] = abs_total;
+        try {
+          if (!scratch) scratch.emplace(max_degree, r);
+          const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
+          double phi_total = 0.0, abs_total = 0.0;
+          for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, *scratch, &phi_total, &abs_total);
+          phi_part[static_cast<std::size_t>(block)] = phi_total;
+          abs_part[static_cast<std::size_t>(block)] = abs_total;
+        } catch (...) {
+#pragma omp critical(sdprl_entry_rebuild_failure)
+          if (!failure) failure = std::current_exception();
+        }
       }
     }
+    if (failure) std::rethrow_exception(failure);
     *phi_sum = 0.0;
     *weighted_abs_sum = 0.0;
     for (Index block = 0; block < blocks; ++block) {
