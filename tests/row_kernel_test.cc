@@ -125,7 +125,8 @@ class ThrowingLoss final : public Loss {
 
 TEST(OnePassRebuild, ALossThatThrowsReachesTheCaller) {
   const EntryData d = random_entries(500, 5000, 93);
-  auto lin = entry_terms(d)->make_linearization(SplitMode::kRowSplit);
+  const auto terms = entry_terms(d);  // the linearisation refers to it
+  auto lin = terms->make_linearization(SplitMode::kRowSplit);
   double phi_sum = 0.0, weighted_abs = 0.0;
   set_threads(2);
   EXPECT_THROW(lin->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs), Error);
