@@ -56,6 +56,7 @@ class EntryLinearization final : public TermLinearization {
       }
       scale_.resize(h);
       b_.resize(h);
+      max_degree_ = detail::max_row_degree(row_ptr_.data(), n);
     } else {
       scale_.resize(m);
       b_.resize(m);
@@ -112,7 +113,6 @@ class EntryLinearization final : public TermLinearization {
     grams_.resize(n * r, r);
     const Index blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
     std::vector<double> phi_part(static_cast<std::size_t>(blocks)), abs_part(static_cast<std::size_t>(blocks));
-    const Index max_degree = detail::max_row_degree(row_ptr_.data(), n);
     // An exception must not leave an OpenMP region (that terminates the program): the first one
     // (a user's loss that throws, an allocation) is kept and rethrown after it.
     std::exception_ptr failure;
@@ -122,7 +122,7 @@ class EntryLinearization final : public TermLinearization {
 #pragma omp for schedule(static)
       for (Index block = 0; block < blocks; ++block) {
         try {
-          if (!scratch) scratch.emplace(max_degree, r);
+          if (!scratch) scratch.emplace(max_degree_, r);
           const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
           double phi_total = 0.0, abs_total = 0.0;
           for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, *scratch, &phi_total, &abs_total);
@@ -286,23 +286,21 @@ class EntryLinearization final : public TermLinearization {
       if (grams_valid_)
         blocks = grams_;
       else
-        detail::row_gram_blocks(*this, row_ptr_.data(), n, r, detail::max_row_degree(row_ptr_.data(), n), blocks);
+        detail::row_gram_blocks(*this, row_ptr_.data(), n, r, max_degree_, blocks);
       return;
     }
     blocks.setZero(n * r, r);
-    {
-      const auto& rows = terms_.rows();
-      const auto& cols = terms_.cols();
-      for (Index k = 0; k < size(); ++k) {
-        const Index i = rows[k], j = cols[k];
-        if (i == j) {
-          blocks.middleRows(i * r, r).noalias() +=
-              (scale_[k] * scale_[k]) * X_.row(i).transpose() * X_.row(i);
-        } else {
-          const double a = 0.25 * scale_[k] * scale_[k];
-          blocks.middleRows(i * r, r).noalias() += a * X_.row(j).transpose() * X_.row(j);
-          blocks.middleRows(j * r, r).noalias() += a * X_.row(i).transpose() * X_.row(i);
-        }
+    const auto& rows = terms_.rows();
+    const auto& cols = terms_.cols();
+    for (Index k = 0; k < size(); ++k) {
+      const Index i = rows[k], j = cols[k];
+      if (i == j) {
+        blocks.middleRows(i * r, r).noalias() +=
+            (scale_[k] * scale_[k]) * X_.row(i).transpose() * X_.row(i);
+      } else {
+        const double a = 0.25 * scale_[k] * scale_[k];
+        blocks.middleRows(i * r, r).noalias() += a * X_.row(j).transpose() * X_.row(j);
+        blocks.middleRows(j * r, r).noalias() += a * X_.row(i).transpose() * X_.row(i);
       }
     }
   }
@@ -312,6 +310,7 @@ class EntryLinearization final : public TermLinearization {
   SplitMode mode_;
   std::vector<Index> row_ptr_;
   std::vector<std::int32_t> partner_, term_;
+  Index max_degree_ = 0;  // row-split: the most half-terms of one row (fixed by the terms)
   // The target of each half-term's term: a copy in CSR order, so that the one-pass rebuild reads
   // it sequentially.
   std::vector<double> target_;
