@@ -3,6 +3,7 @@
 // a_h that it reads against the linearisation's own maps P and P*. Threads must not change a bit.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
 
 #include "sdprl/error.h"
@@ -84,7 +85,7 @@ TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
     ASSERT_GT((w.array() > 0.05).count(), 100) << "residuals before the knee";
     three->update(X, w, residual);
     double phi_sum = 0.0, weighted_abs = 0.0;
-    ASSERT_TRUE(one->update_with_loss(X, *loss, &phi_sum, &weighted_abs));
+    ASSERT_TRUE(one->update_with_loss(X, *loss, &phi_sum, &weighted_abs, nullptr));
     EXPECT_NEAR(phi_sum, phi.sum(), 1e-12 * phi.sum());
     EXPECT_NEAR(weighted_abs, w.dot(abs_residual), 1e-12 * w.dot(abs_residual));
     ASSERT_EQ(one->size(), three->size());
@@ -110,7 +111,7 @@ TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
   // The coupled linearisation has no one-pass form: the surrogate takes the three steps.
   double phi_sum = 0.0, weighted_abs = 0.0;
   EXPECT_FALSE(terms->make_linearization(SplitMode::kCoupled)->update_with_loss(Matrix::Ones(d.n, 2), *loss, &phi_sum,
-                                                                                   &weighted_abs));
+                                                                                   &weighted_abs, nullptr));
 }
 
 // A loss that throws inside the parallel rebuild: the exception reaches the caller (it must not
@@ -129,7 +130,7 @@ TEST(OnePassRebuild, ALossThatThrowsReachesTheCaller) {
   auto lin = terms->make_linearization(SplitMode::kRowSplit);
   double phi_sum = 0.0, weighted_abs = 0.0;
   set_threads(2);
-  EXPECT_THROW(lin->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs), Error);
+  EXPECT_THROW(lin->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs, nullptr), Error);
   set_threads(1);
 }
 
@@ -139,7 +140,7 @@ struct RunResult {
 };
 
 RunResult run(const Model& model, const char* loss_name, Index rank, bool fused, int threads, std::uint64_t seed,
-        double lambda = 0.3) {
+              double lambda = 0.3, bool fused_rebuild = true) {
   auto loss = load_loss(loss_name);
   std::mt19937_64 rng(seed);
   RunResult out;
@@ -152,6 +153,7 @@ RunResult run(const Model& model, const char* loss_name, Index rank, bool fused,
   o.relative_tolerance = 0.0;
   o.admm.split = SplitMode::kRowSplit;
   o.admm.fused = fused;
+  o.admm.fused_rebuild = fused_rebuild;
   o.threads = threads;
   out.summary = solve(model, *loss, {lambda, 0.0}, o, out.X);
   return out;
@@ -209,6 +211,135 @@ TEST(FusedRowPass, BitIdenticalForOneAndTwoThreads) {
   EXPECT_EQ(one.summary.final_objective, two.summary.final_objective);
   EXPECT_TRUE(one.X == two.X) << "max difference " << (one.X - two.X).cwiseAbs().maxCoeff();
   set_threads(1);
+}
+
+// The MM rebuild fused with the next ADMM's first iteration (Admm::update_and_iterate) against the
+// separate steps: the same functions on the same numbers, so the same iterates bit for bit, for
+// every MM step (objective, gap, ADMM count) and the final factor.
+void expect_fused_rebuild_bit_identical(const Model& model, const char* loss, Index rank, int threads,
+                                        std::uint64_t seed, double lambda = 0.3) {
+  const RunResult a = run(model, loss, rank, true, threads, seed, lambda, true);
+  const RunResult b = run(model, loss, rank, true, threads, seed, lambda, false);
+  set_threads(1);
+  ASSERT_EQ(a.summary.trace.size(), b.summary.trace.size());
+  ASSERT_GT(a.summary.trace.size(), 5u);
+  for (std::size_t k = 0; k < a.summary.trace.size(); ++k) {
+    EXPECT_EQ(a.summary.trace[k].admm_iterations, b.summary.trace[k].admm_iterations) << "MM step " << k + 1;
+    EXPECT_EQ(a.summary.trace[k].objective, b.summary.trace[k].objective) << "MM step " << k + 1;
+    EXPECT_EQ(a.summary.trace[k].gap, b.summary.trace[k].gap) << "MM step " << k + 1;
+  }
+  EXPECT_TRUE(a.X == b.X) << "max difference " << (a.X - b.X).cwiseAbs().maxCoeff();
+  EXPECT_LT(a.summary.final_objective, a.summary.initial_objective);
+}
+
+TEST(FusedRebuild, BitIdenticalToSeparateRebuildAndFirstIteration) {
+  Model m;
+  m.terms = entry_terms(random_entries(300, 3000, 91));
+  for (const Index r : {1, 5, 11}) {  // fixed-size kernels and the dynamic one
+    SCOPED_TRACE("rank " + std::to_string(r));
+    expect_fused_rebuild_bit_identical(m, "leaky-mcp", r, 1, 92);
+    expect_fused_rebuild_bit_identical(m, "l1", r, 2, 93);
+  }
+}
+
+// Rows that no term touches, lambda = 0: the rebuild hands them over with no a_h (K_i = 0, B_ii = 0).
+TEST(FusedRebuild, RowsWithoutTermsAndNoRegularizer) {
+  EntryData d = random_entries(40, 200, 94);
+  for (std::size_t k = 0; k < d.rows.size(); ++k) {  // rows 0..4 untouched
+    if (d.rows[k] < 5) d.rows[k] += 5;
+    if (d.cols[k] < 5) d.cols[k] += 5;
+  }
+  Model m;
+  m.terms = entry_terms(d);
+  expect_fused_rebuild_bit_identical(m, "l1", 2, 1, 95, 0.0);
+}
+
+// Admm::update_and_iterate on one surrogate: the iteration it runs inside the rebuild equals
+// prepare(), a zero Xt and iterate() on the same warm state, and run() counts it as the first.
+TEST(FusedRebuild, UpdateAndIterateEqualsPrepareThenIterate) {
+  Model model;
+  model.terms = entry_terms(random_entries(120, 1500, 96));
+  auto loss = load_loss("leaky-mcp");
+  std::mt19937_64 rng(97);
+  const Matrix X0 = random_matrix(120, 4, 1.0, rng), X1 = random_matrix(120, 4, 1.0, rng);
+  AdmmOptions options;
+  Surrogate s1(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, 4), s2(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, 4);
+  s1.update(X0);
+  s2.update(X0);
+  const double f0 = s2.center_objective();
+  Admm a1(s1, 2.0, options), a2(s2, 2.0, options);
+  a1.prepare();
+  a2.prepare();
+  AdmmState st1, st2;
+  a1.run(st1, 1e-3);  // a warm state: nonzero nu and e
+  a2.run(st2, 1e-3);
+  ASSERT_TRUE(st1.nu == st2.nu);
+  ASSERT_TRUE(a1.update_and_iterate(s1, X1, st1));
+  EXPECT_TRUE(a1.primed());
+  s2.update(X1);
+  a2.prepare();
+  a2.reset_if_needed(st2);
+  st2.D.setZero();
+  a2.iterate(st2, 1e-3);
+  EXPECT_TRUE(st1.nu == st2.nu);
+  EXPECT_TRUE(st1.e == st2.e);
+  EXPECT_TRUE(st1.D == st2.D);
+  EXPECT_EQ(st1.primal, st2.primal);
+  EXPECT_EQ(st1.dual, st2.dual);
+  EXPECT_EQ(s1.center_objective(), s2.center_objective());
+  // A tolerance the first iteration meets: run() stops at once and counts one iteration.
+  EXPECT_EQ(a1.run(st1, std::abs(st1.gap) + 1.0), 1);
+  EXPECT_FALSE(a1.primed());
+  // The separate path is used where the fused one does not apply.
+  AdmmOptions off;
+  off.fused_rebuild = false;
+  Admm a3(s2, 2.0, off);
+  a3.prepare();
+  EXPECT_FALSE(a3.update_and_iterate(s2, X0, st2));
+  EXPECT_FALSE(a3.primed());
+  EXPECT_EQ(s2.center_objective(), f0) << "the surrogate is updated all the same";
+}
+
+// An interrupt that arrives while the next step's first iteration is already done (during a fused
+// rebuild): the run finishes that step, checkpoints between two steps, and the checkpoint resumes
+// to the uninterrupted result bit for bit.
+TEST(FusedRebuild, InterruptAfterAFusedRebuildCheckpointsAResumableState) {
+  Model model;
+  model.terms = entry_terms(random_entries(200, 2500, 98));
+  auto loss = load_loss("leaky-mcp");
+  std::mt19937_64 rng(99);
+  const Matrix X0 = random_matrix(200, 3, 1.0, rng);
+  SolverOptions o;
+  o.rank = 3;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = 30;
+  o.relative_tolerance = 0.0;
+  o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
+  Matrix reference = X0;
+  const Summary full = solve(model, *loss, {0.3, 0.0}, o, reference);
+  ASSERT_EQ(full.mm_iterations, 30);
+
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  std::vector<SolverState> saved;
+  Matrix X = X0;
+  const Summary part = solve(
+      model, *loss, {0.3, 0.0}, o, X,
+      [&](const TraceRow& row, const Matrix&) {
+        if (row.mm_iteration == 10) stop = true;  // after step 10's (fused) rebuild
+        return true;
+      },
+      nullptr, [&](const SolverState& st) { saved.push_back(st); });
+  EXPECT_EQ(part.status, SolverStatus::kInterrupted);
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].k, 11) << "the step whose first iteration was done is finished first";
+  o.interrupt = nullptr;
+  Matrix resumed = saved[0].X;
+  const Summary rest = solve(model, *loss, {0.3, 0.0}, o, resumed, {}, &saved[0]);
+  EXPECT_EQ(rest.mm_iterations, 30);
+  EXPECT_EQ(rest.final_objective, full.final_objective);
+  EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
 }
 
 }  // namespace

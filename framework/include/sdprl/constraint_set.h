@@ -13,6 +13,21 @@ namespace sdprl {
 
 class Loss;
 
+// Receives each row of a row-split linearisation as TermLinearization::update_with_loss() finishes
+// it, while the row's data are still in cache. The ADMM uses it to factor the row's block and run
+// the row's share of the next MM step's first iteration in the same pass over the terms (the
+// partner rows of X are gathered once per MM step instead of twice; admm/row_kernel.h).
+class SDPRL_API RowConsumer {
+ public:
+  virtual ~RowConsumer();
+  // Row i is final: its b_h (TermLinearization::offsets()), its diagonal entry C_ii of the
+  // curvature and its Gram block gram_block (r x r, row-major: sum_h a_h a_h^T) are set, and `a`
+  // holds its a_h component by component as row_vectors() writes them (deg = its number of split
+  // terms; `a` may be nullptr when deg == 0). Called exactly once per row, rows in any order and
+  // from several threads at once. May throw; update_with_loss() then rethrows.
+  virtual void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) = 0;
+};
+
 // How the ADMM Xt-step treats a term that couples two rows of Xt (algorithm.md section 3).
 //  kRowSplit: replace each off-diagonal term by two half-terms, each touching one row (a looser
 //             but valid majoriser that touches F at Xt = 0). With a diagonal B the Xt-step then
@@ -86,9 +101,11 @@ class SDPRL_API TermLinearization {
   // never forms the m-vectors r and w (their term-indexed gather was a third of an MM step at
   // m = 10^5), and returns sum_tau phi(|r_tau|) in *phi_sum and sum_tau w_tau |r_tau| in
   // *weighted_abs_sum: the parts of F(X) and of the surrogate's constant c. May call `loss` from
-  // several threads at once. Returns false when not available (the default); then the surrogate
-  // takes the three separate steps.
-  virtual bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum);
+  // several threads at once. When `rows` is not nullptr (only with row_offsets() != nullptr), hands
+  // every row to it as soon as the row is final (see RowConsumer). Returns false when not available
+  // (the default); then the surrogate takes the three separate steps and `rows` is not called.
+  virtual bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+                                RowConsumer* rows);
 };
 
 class SDPRL_API ConstraintSet {

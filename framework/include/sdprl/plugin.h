@@ -27,7 +27,8 @@ namespace sdprl {
 // 2: TermLinearization gained row_offsets()/row_vectors() (the fused row-split ADMM pass).
 // 3: TermLinearization gained term_weights()/shared_gram_block() (loss weights outside P).
 // 4: TermLinearization gained update_with_loss() (the one-pass MM rebuild).
-#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 4
+// 5: update_with_loss() takes a RowConsumer (the rebuild fused with the next ADMM's first iteration).
+#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 5
 #ifndef SDPRL_PLUGIN_ABI_VERSION
 #define SDPRL_PLUGIN_ABI_VERSION SDPRL_PLUGIN_ABI_VERSION_CURRENT
 #endif

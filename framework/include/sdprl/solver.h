@@ -57,6 +57,10 @@ struct AdmmOptions {
   // (framework/src/admm/row_kernel.h; same iterates as the generic path up to rounding).
   // false keeps the generic three-pass path (for tests and benchmarks).
   bool fused = true;
+  // With the fused pass: run each MM step's surrogate rebuild and the next ADMM's first iteration
+  // in one pass over the rows (Admm::update_and_iterate; bit for bit the same iterates, one gather
+  // of X per MM step fewer). false keeps them apart (for tests and benchmarks).
+  bool fused_rebuild = true;
 };
 
 struct SolverOptions {

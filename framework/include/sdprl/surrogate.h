@@ -42,8 +42,11 @@ class SDPRL_API Surrogate {
   Surrogate(const Surrogate&) = delete;
   Surrogate& operator=(const Surrogate&) = delete;
 
-  // Rebuilds H at the iterate X_k.
-  void update(const Matrix& Xk);
+  // Rebuilds H at the iterate X_k. With `rows`, hands every row to it as the linearisation
+  // finishes it (TermLinearization::update_with_loss; G is already set then, B_ii is
+  // b_diagonal_entry(i, C_ii)); returns true when it did, false when the family has no one-pass
+  // rebuild (then `rows` was not called).
+  bool update(const Matrix& Xk, RowConsumer* rows = nullptr);
 
   Index rows() const { return n_; }
   Index rank() const { return r_; }
@@ -69,6 +72,8 @@ class SDPRL_API Surrogate {
   bool b_is_diagonal() const { return b_diagonal_; }
   // diag(B) (length n).
   const Vector& b_diagonal() const { return b_diag_; }
+  // B_ii from the curvature's C_ii: C_ii + lambda / 2 (+ gamma / 2 times diag(A_+) or its majorant).
+  double b_diagonal_entry(Index i, double curvature) const;
   // out = B D.
   void apply_B(const Matrix& D, Matrix& out) const;
   // out = B^{-1} M (exact when B is diagonal, else CG to relative residual 1e-12).
@@ -131,7 +136,21 @@ class SDPRL_API Admm {
   // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy.
   void iterate(AdmmState& state, double eps);
   // Iterates until gap <= eps (at least once) or max_iterations; returns the iteration count.
+  // After update_and_iterate(), its iteration counts as the first: run() tests its gap first.
   int run(AdmmState& state, double eps);
+
+  // The MM rebuild fused with the next ADMM's first iteration (issue #8). Calls
+  // surrogate.update(Xk) (the surrogate this Admm was made with) and, on the fused row pass with
+  // a one-pass rebuild, factors each row's block of the Xt-step and runs the row's share of the
+  // first iteration from the warm `state` as the rebuild hands the row over (its a_h still in
+  // cache): one gather of X per MM step fewer, and no separate prepare(). Bit for bit the iterate
+  // of prepare(), reset_if_needed(state), state.D = 0 and iterate(state) (tests/fused_rebuild_test.cc).
+  // Returns true when it did so (then skip those calls; run() counts the iteration), false when
+  // the path does not apply (after the surrogate update alone; call prepare() as usual). Keeps
+  // rho; balanced_rho() stays that of the last prepare().
+  bool update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state);
+  // True between an update_and_iterate() that ran the first iteration and the next run().
+  bool primed() const { return primed_; }
 
   // True when the Xt-step is n independent r x r solves (row-split, diagonal B).
   bool direct() const { return direct_; }
@@ -147,6 +166,10 @@ class SDPRL_API Admm {
   void factor_blocks();
   // out = P*P D from the Gram blocks (direct Xt-step only).
   void apply_gram(const Matrix& D, Matrix& out) const;
+  class RowStep;  // update_and_iterate()'s RowConsumer (admm.cc)
+  std::unique_ptr<RowStep> row_step_;
+  bool primed_ = false;      // update_and_iterate() ran the next run()'s first iteration
+  bool gram_stale_ = false;  // gram_ predates the last update_and_iterate() (refreshed on demand)
 
   const Surrogate& s_;
   double rho_;

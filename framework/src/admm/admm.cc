@@ -11,6 +11,45 @@
 
 namespace sdprl {
 
+// update_and_iterate()'s consumer of the rebuilt rows: for row i, B_ii, the inverse block K_i^{-1}
+// (as factor_blocks() computes it) and the row's share of the first iteration (as iterate() runs
+// it), each through the same function as the separate path, so that the iterates agree bit for bit.
+class Admm::RowStep final : public RowConsumer {
+ public:
+  RowStep(Admm& admm, AdmmState& state) : admm_(admm), state_(state) {
+    const Surrogate& s = admm.s_;
+    kernel_.offsets = s.linearization().row_offsets();
+    kernel_.n = s.rows();
+    kernel_.r = s.rank();
+    kernel_.G = &s.G();  // read per row: update() sets G before the rebuild
+    kernel_.rho = admm.rho_;
+    rows_.resize(static_cast<std::size_t>(kernel_.n));
+  }
+
+  void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) override {
+    const Surrogate& s = admm_.s_;
+    const Index r = kernel_.r;
+    const double bii = s.b_diagonal_entry(i, curvature);
+    double* inverse = admm_.inverse_blocks_.data() + i * r * r;
+    detail::invert_row_block(gram_block, bii, admm_.rho_, admm_.rho_k_, r, inverse);
+    detail::RowKernel k = kernel_;
+    k.b = s.linearization().offsets().data();  // the row's b_h are final now
+    // Two deg-vectors per thread, kept across rows and MM steps (rows may come from any thread).
+    thread_local std::vector<double> work;
+    if (work.size() < static_cast<std::size_t>(2 * deg)) work.resize(static_cast<std::size_t>(2 * deg));
+    rows_[static_cast<std::size_t>(i)] =
+        detail::iterate_row(k, i, a, bii, inverse, work.data(), state_.nu.data(), state_.e.data(), state_.D.data());
+  }
+
+  detail::RowSums total() const { return detail::sum_row_sums(rows_); }
+
+ private:
+  Admm& admm_;
+  AdmmState& state_;
+  detail::RowKernel kernel_;
+  std::vector<detail::RowSums> rows_;
+};
+
 Admm::Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options)
     : s_(surrogate), rho_(rho), constraint_(surrogate.model().constraint.get()), options_(options) {}
 
@@ -40,8 +79,37 @@ void soft_step(const double* __restrict pd, const double* __restrict b, const do
 }
 }  // namespace
 
+bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& st) {
+  primed_ = false;
+  // fused_ depends on the model and the options only (set by the last prepare()).
+  if (&surrogate != &s_ || !fused_ || !options_.fused_rebuild) {
+    surrogate.update(Xk);
+    return false;
+  }
+  reset_if_needed(st);
+  const Index n = s_.rows(), r = s_.rank();
+  st.D.resize(n, r);  // every row is written
+  inverse_blocks_.resize(static_cast<std::size_t>(n * r * r));
+  RowStep step(*this, st);
+  // The surrogate, the blocks and the state change together: after a failure none is usable.
+  gram_stale_ = true;
+  generation_ = next_generation();
+  if (!surrogate.update(Xk, &step)) {
+    prepare();  // no one-pass rebuild after all: the separate path, as the caller would
+    return false;
+  }
+  const detail::RowSums sums = step.total();
+  st.step = st.D;
+  st.primal = sums.quadratic + 2.0 * sums.absolute + s_.c();
+  st.dual = s_.c() + sums.nu_b - 0.25 * sums.m_binv_m;
+  st.gap = st.primal - st.dual;
+  primed_ = true;
+  return true;
+}
+
 void Admm::prepare() {
   generation_ = next_generation();
+  gram_stale_ = false;
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank();
   // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
@@ -82,6 +150,10 @@ void Admm::set_rho(double rho) {
 
 void Admm::factor_blocks() {
   const Index n = s_.rows(), r = s_.rank();
+  if (gram_stale_) {  // set_rho() after update_and_iterate(): the Gram blocks of that rebuild
+    s_.linearization().gram_row_blocks(gram_);
+    gram_stale_ = false;
+  }
   const Matrix& gram = gram_;
   blocks_.resize(n);
   zero_row_.assign(n, 0);
@@ -281,14 +353,19 @@ void Admm::iterate(AdmmState& st, double eps) {
 }
 
 int Admm::run(AdmmState& st, double eps) {
-  reset_if_needed(st);
   st.cg_iterations = 0;
   int t = 0;
+  if (primed_) {
+    t = 1;  // update_and_iterate() ran the first iteration
+    primed_ = false;
+  } else {
+    reset_if_needed(st);
+  }
   // At least one iteration: testing the gap first lets a warm nu return Xt = 0 and stall the MM.
-  do {
+  while (t == 0 || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
     iterate(st, eps);
     ++t;
-  } while (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap));
+  }
   st.iterations = t;
   return t;
 }

@@ -33,16 +33,18 @@ decltype(auto) with_rank(Index r, F&& f) {
 
 // Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
 struct RowBuffers {
-  std::vector<double> a, y, v;
+  std::vector<double> a, work;
   explicit RowBuffers(const RowKernel& k)
       : a(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1) * k.r)),
-        y(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1))),
-        v(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1))) {}
+        work(static_cast<std::size_t>(2 * std::max<Index>(k.max_degree, 1))) {}
 };
 
+// Row i of one iteration (formulas in row_kernel.h). Not inlined: fused_iteration() and
+// Admm::update_and_iterate() call this one function, so that their iterates agree bit for bit
+// (an inlined copy could be contracted into FMAs differently).
 template <int R>
-void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* nu_all, double* e_all,
-                  double* D, RowSums& sums) {
+[[gnu::noinline]] RowSums iterate_one(const RowKernel& k, Index i, const double* a, double bii, const double* inverse,
+                                      double* work, double* nu_all, double* e_all, double* D) {
   using Vec = Eigen::Matrix<double, R, 1>;
   using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
   using Arr = Eigen::Map<Eigen::ArrayXd>;
@@ -51,35 +53,44 @@ void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, dou
   const double rho = k.rho, inv_rho = 1.0 / rho, threshold = 2.0 / rho;
   // Locals (not views of memory), so that the compiler may keep them in registers.
   Vec acc(r), m(r), dl(r);
+  const Index p0 = k.offsets[i], deg = k.offsets[i + 1] - p0;
+  const Eigen::Map<const Vec> g(k.G->data() + i * r, r);
+  Arr nu(nu_all + p0, deg), e(e_all + p0, deg), y(work, deg), v(work + deg, deg);
+  const ConstArr b(k.b + p0, deg);
+  // a_h component by component: column c of the row's (deg x r) matrix is contiguous.
+  // (a may be nullptr when deg = 0: the maps are then empty and their sums 0.)
+  auto column = [a, deg](Index c) { return ConstArr(a + c * deg, deg); };
+  // Xt-step: y_h = nu_h + rho (b_h - e_h);  d_i = K_i^{-1} (-G_i - sum_h y_h a_h).
+  y = nu + rho * (b - e);
+  for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
+  dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
+  Eigen::Map<Vec>(D + i * r, r) = dl;
+  // v_h = <d_i, a_h> + b_h.
+  v = b;
+  for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
+  // e-step: soft(z, t) = z - clamp(z, -t, t) (branch-free and exact); nu-step.
+  y = v + nu * inv_rho;  // z, in y's storage
+  e = y - y.max(-threshold).min(threshold);
+  nu += rho * (v - e);
+  // The gap's pieces: |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
+  RowSums row;
+  row.absolute = v.abs().sum();
+  row.nu_b = (nu * b).sum();
+  for (Index c = 0; c < r; ++c) m[c] = g[c] + (nu * column(c)).sum();
+  row.quadratic = bii * dl.squaredNorm() + g.dot(dl);
+  // B_ii = 0: no term and no regularizer on row i, M_i = 0 there (the pseudo-inverse of B).
+  if (bii > 0.0) row.m_binv_m = m.squaredNorm() / bii;
+  return row;
+}
+
+template <int R>
+void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* nu_all, double* e_all,
+                  double* D, RowSums& sums) {
+  const Index r = k.r;
   for (Index i = begin; i < end; ++i) {
-    const Index p0 = k.offsets[i], deg = k.offsets[i + 1] - p0;
-    const Eigen::Map<const Vec> g(k.G->data() + i * r, r);
-    const double bii = (*k.b_diagonal)[i];
-    Arr nu(nu_all + p0, deg), e(e_all + p0, deg), y(w.y.data(), deg), v(w.v.data(), deg);
-    const ConstArr b(k.b + p0, deg);
-    // a_h component by component: column c of the row's (deg x r) matrix is contiguous.
-    const double* a = w.a.data();
-    auto column = [a, deg](Index c) { return ConstArr(a + c * deg, deg); };
-    if (deg > 0) k.lin->row_vectors(i, w.a.data());
-    // Xt-step: y_h = nu_h + rho (b_h - e_h);  d_i = K_i^{-1} (-G_i - sum_h y_h a_h).
-    y = nu + rho * (b - e);
-    for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
-    dl.noalias() = Eigen::Map<const Mat>(k.inverse_blocks + i * r * r, r, r) * acc;
-    Eigen::Map<Vec>(D + i * r, r) = dl;
-    // v_h = <d_i, a_h> + b_h.
-    v = b;
-    for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
-    // e-step: soft(z, t) = z - clamp(z, -t, t) (branch-free and exact); nu-step.
-    y = v + nu * inv_rho;  // z, in y's storage
-    e = y - y.max(-threshold).min(threshold);
-    nu += rho * (v - e);
-    // The gap's pieces: |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
-    sums.absolute += v.abs().sum();
-    sums.nu_b += (nu * b).sum();
-    for (Index c = 0; c < r; ++c) m[c] = g[c] + (nu * column(c)).sum();
-    sums.quadratic += bii * dl.squaredNorm() + g.dot(dl);
-    // B_ii = 0: no term and no regularizer on row i, M_i = 0 there (the pseudo-inverse of B).
-    if (bii > 0.0) sums.m_binv_m += m.squaredNorm() / bii;
+    if (k.offsets[i + 1] > k.offsets[i]) k.lin->row_vectors(i, w.a.data());
+    sums.add(iterate_one<R>(k, i, w.a.data(), (*k.b_diagonal)[i], k.inverse_blocks + i * r * r, w.work.data(),
+                            nu_all, e_all, D));
   }
 }
 
@@ -98,34 +109,36 @@ RowSums iterate_all(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
     }
   }
   RowSums total;
-  for (const RowSums& s : partial) {
-    total.quadratic += s.quadratic;
-    total.absolute += s.absolute;
-    total.nu_b += s.nu_b;
-    total.m_binv_m += s.m_binv_m;
-  }
+  for (const RowSums& s : partial) total.add(s);
   return total;
+}
+
+// One block of invert_row_blocks(); not inlined, for the reason given at iterate_one().
+template <int R>
+[[gnu::noinline]] void invert_one(const double* gram_block, double bii, double rho, double rho_k, Index r, double* out) {
+  using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
+  Mat K = rho * Eigen::Map<const Mat>(gram_block, r, r);
+  K.diagonal().array() += 2.0 * bii + rho_k;
+  Eigen::Map<Mat> inv(out, r, r);
+  if (K.cwiseAbs().maxCoeff() == 0.0) {  // no curvature on row i: d_i = 0
+    inv.setZero();
+    return;
+  }
+  Eigen::LLT<Mat> llt(K);
+  if (llt.info() != Eigen::Success) {
+    // Singular block (lambda = 0 and a rank-deficient Gram): as Admm::factor_blocks.
+    K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
+    llt.compute(K);
+  }
+  inv = llt.solve(Mat::Identity(r, r));
 }
 
 template <int R>
 void invert_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
                    std::vector<double>& out) {
-  using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
-  out.assign(static_cast<std::size_t>(n * r * r), 0.0);
+  out.resize(static_cast<std::size_t>(n * r * r));
 #pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    Mat K = rho * gram.middleRows(i * r, r);
-    K.diagonal().array() += 2.0 * bd[i] + rho_k;
-    Eigen::Map<Mat> inv(out.data() + i * r * r, r, r);
-    if (K.cwiseAbs().maxCoeff() == 0.0) continue;  // no curvature on row i: d_i = 0
-    Eigen::LLT<Mat> llt(K);
-    if (llt.info() != Eigen::Success) {
-      // Singular block (lambda = 0 and a rank-deficient Gram): as Admm::factor_blocks.
-      K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
-      llt.compute(K);
-    }
-    inv = llt.solve(Mat::Identity(r, r));
-  }
+  for (Index i = 0; i < n; ++i) invert_one<R>(gram.data() + i * r * r, bd[i], rho, rho_k, r, out.data() + i * r * r);
 }
 
 // Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column: each of the
@@ -174,6 +187,26 @@ RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
 void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
                        std::vector<double>& out) {
   with_rank(r, [&](auto R) { invert_blocks<decltype(R)::value>(gram, bd, rho, rho_k, n, r, out); });
+}
+
+RowSums iterate_row(const RowKernel& k, Index i, const double* a, double b_ii, const double* inverse, double* work,
+                    double* nu, double* e, double* D) {
+  return with_rank(k.r, [&](auto R) { return iterate_one<decltype(R)::value>(k, i, a, b_ii, inverse, work, nu, e, D); });
+}
+
+RowSums sum_row_sums(const std::vector<RowSums>& rows) {
+  RowSums total;
+  const std::size_t n = rows.size(), chunk = static_cast<std::size_t>(kChunk);
+  for (std::size_t begin = 0; begin < n; begin += chunk) {
+    RowSums part;
+    for (std::size_t i = begin; i < std::min(n, begin + chunk); ++i) part.add(rows[i]);
+    total.add(part);
+  }
+  return total;
+}
+
+void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out) {
+  with_rank(r, [&](auto R) { invert_one<decltype(R)::value>(gram_block, b_ii, rho, rho_k, r, out); });
 }
 
 void row_block_gram(const double* a, Index deg, Index r, double* block) {

@@ -42,10 +42,33 @@ struct RowKernel {
 // dual D(nu) = c + nu_b - m_binv_m / 4.
 struct RowSums {
   double quadratic = 0.0, absolute = 0.0, nu_b = 0.0, m_binv_m = 0.0;
+  void add(const RowSums& o) {
+    quadratic += o.quadratic;
+    absolute += o.absolute;
+    nu_b += o.nu_b;
+    m_binv_m += o.m_binv_m;
+  }
 };
 
 // One ADMM iteration on all rows: updates nu and e in place and writes Xt into D (n x r).
 RowSums fused_iteration(const RowKernel& kernel, Vector& nu, Vector& e, Matrix& D);
+
+// Row i's share of fused_iteration() from its a_h already in memory (`a`, component-major as
+// TermLinearization::row_vectors writes them; may be nullptr when the row has no split terms),
+// with B_ii = b_ii and K_i^{-1} = inverse (r x r, row-major): updates the row's nu and e, writes
+// d_i into row i of D (n x r, row-major) and returns the row's parts of the sums. `work` holds
+// 2 deg doubles. kernel.lin, .b_diagonal and .inverse_blocks are not read. fused_iteration() runs
+// exactly this per row, so a caller that visits rows on its own (Admm::update_and_iterate) gets
+// bitwise the same iterate when it adds the rows' sums with sum_row_sums().
+RowSums iterate_row(const RowKernel& kernel, Index i, const double* a, double b_ii, const double* inverse,
+                    double* work, double* nu, double* e, double* D);
+
+// The total of per-row sums in fused_iteration()'s order (rows in chunks, chunks in order).
+RowSums sum_row_sums(const std::vector<RowSums>& rows);
+
+// K_i^{-1} (r x r, row-major, into out) for K_i = rho gram_i + (2 b_ii + rho_k) I: one block of
+// invert_row_blocks(), the same arithmetic.
+void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out);
 
 // K_i^{-1} for K_i = rho gram_i + (2 B_ii + rho_k) I (gram: the (n r) x r blocks of
 // TermLinearization::gram_row_blocks). A block with K_i = 0 (a row no term and no regularizer

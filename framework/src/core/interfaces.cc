@@ -26,7 +26,8 @@ const Index* TermLinearization::row_offsets() const { return nullptr; }
 void TermLinearization::row_vectors(Index, double*) const {}
 const Vector* TermLinearization::term_weights() const { return nullptr; }
 bool TermLinearization::shared_gram_block(Matrix&) const { return false; }
-bool TermLinearization::update_with_loss(const Matrix&, const Loss&, double*, double*) { return false; }
+bool TermLinearization::update_with_loss(const Matrix&, const Loss&, double*, double*, RowConsumer*) { return false; }
+RowConsumer::~RowConsumer() = default;
 ConstraintSet::~ConstraintSet() = default;
 Regularizer::~Regularizer() = default;
 bool Regularizer::positive_diagonal_majorant(Vector&) const { return false; }

@@ -161,32 +161,47 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
 
   Matrix X_next;
   summary.status = SolverStatus::kIterationLimit;
+  // True when the rebuild of the previous step also prepared this step's ADMM and ran its first
+  // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
+  bool primed = false;
   for (int k = first_step; k <= options.max_mm_iterations; ++k) {
     const double eps = std::max(options.admm.min_tolerance, c0 / std::pow(static_cast<double>(k), options.admm.b0));
-    admm.prepare();
-    if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
-      // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
-      // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
-      // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
-      // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
-      summary.rho = admm.balanced_rho();
-      admm.set_rho(summary.rho);
+    if (!primed) {
+      admm.prepare();
+      if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
+        // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
+        // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
+        // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
+        // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
+        summary.rho = admm.balanced_rho();
+        admm.set_rho(summary.rho);
+      }
+      // Warm start (algorithm.md section 3): keep nu and e from the previous MM step, Xt from 0.
+      admm.reset_if_needed(state);
+      state.D.setZero();
     }
-    // Warm start (algorithm.md section 3): keep nu and e from the previous MM step, Xt from 0.
-    admm.reset_if_needed(state);
-    state.D.setZero();
     const int inner = admm.run(state, eps);
     summary.admm_iterations += inner;
 
     X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
-    surrogate.update(X_next);
+    const double gap = state.gap;  // this step's: a fused rebuild moves the state on
+    // A checkpoint must hold the state between two MM steps: no fused rebuild before one (nor
+    // when an interrupt, which takes one, is already known).
+    const bool checkpoint_due = checkpoint && options.checkpoint_interval > 0.0 && k < options.max_mm_iterations &&
+                                seconds_since(last_checkpoint) >= options.checkpoint_interval;
+    const bool interrupting = options.interrupt && options.interrupt->load();
+    primed = false;
+    if (options.admm.fused_rebuild && k < options.max_mm_iterations && !checkpoint_due && !interrupting)
+      primed = admm.update_and_iterate(surrogate, X_next, state);
+    else
+      surrogate.update(X_next);
     const double f_next = surrogate.center_objective();
     TraceRow row;
     row.mm_iteration = k;
     row.objective = f_next;
     row.relative_change = std::abs(f - f_next) / std::max(std::abs(f), 1e-300);
     row.admm_iterations = inner;
-    row.gap = state.gap;
+    row.gap = gap;
     row.tolerance = eps;
     row.time = time_before + seconds_since(t_solve);
     if (!std::isfinite(f_next) || !X_next.allFinite()) {
@@ -205,12 +220,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     // F's sums, which eps_k (>= min_tolerance, absolute) may not cover when |F| is large.
     if (f_next > f + eps) {
       ++summary.monotonicity_violations;
-      const double bound = std::max(eps, state.gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
+      const double bound = std::max(eps, gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
       if (f_next > f + bound) {
         summary.status = SolverStatus::kNumericalError;
         summary.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) +
                           " to " + fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), more than eps_k = " +
-                          fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", state.gap) +
+                          fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", gap) +
                           ") allows: the surrogate does not majorise F (a loss, terms or regularizer plugin whose "
                           "values and derivatives disagree?); the factor is the last good iterate";
         surrogate.update(X);
@@ -236,7 +251,10 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       summary.status = SolverStatus::kConverged;
       break;
     }
-    if (options.interrupt && options.interrupt->load()) {
+    // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
+    // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
+    // then set), so that the checkpoint holds a state between two steps.
+    if (options.interrupt && options.interrupt->load() && !(primed && checkpoint)) {
       summary.status = SolverStatus::kInterrupted;
       summary.message = "interrupted";
       // Always: an interrupted run must be resumable, whatever the checkpoint interval.
@@ -249,9 +267,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     }
     // Here the step's state is complete (small_steps included) and the loop goes on: a
     // checkpoint taken now continues with step k + 1 exactly as this run does.
-    if (checkpoint && options.checkpoint_interval > 0.0 && k < options.max_mm_iterations &&
-        seconds_since(last_checkpoint) >= options.checkpoint_interval)
-      take_checkpoint(k);
+    if (checkpoint_due) take_checkpoint(k);
   }
   if (options.verbose && !summary.trace.empty() && summary.trace.back().mm_iteration % options.print_every != 0 &&
       summary.trace.back().mm_iteration != 1)

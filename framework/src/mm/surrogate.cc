@@ -25,21 +25,9 @@ Surrogate::~Surrogate() = default;
 
 Index Surrogate::split_terms() const { return lin_->size(); }
 
-void Surrogate::update(const Matrix& Xk) {
+bool Surrogate::update(const Matrix& Xk, RowConsumer* rows) {
   Xk_ = Xk;
-  double loss_sum = 0.0, weighted_abs = 0.0;
-  if (!lin_->update_with_loss(Xk_, loss_, &loss_sum, &weighted_abs)) {
-    const ConstraintSet& terms = *model_.terms;
-    terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
-    residuals_ -= terms.targets();
-    abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
-    loss_.evaluate(abs_residuals_, phi_, w_);
-    lin_->update(Xk_, w_, residuals_);
-    loss_sum = phi_.sum();
-    weighted_abs = w_.dot(abs_residuals_);
-  }
-
-  // G = gamma A X_k + lambda X_k;  the regularizer values enter c and F(X_k).
+  // G = gamma A X_k + lambda X_k, first: a RowConsumer reads G's rows during the rebuild.
   const double lambda = weights_.lambda, gamma = weights_.gamma;
   double reg = 0.5 * lambda * Xk_.squaredNorm(), reg_magnitude = reg;
   G_ = lambda * Xk_;
@@ -51,15 +39,35 @@ void Surrogate::update(const Matrix& Xk) {
     reg += quadratic;
     reg_magnitude += std::abs(quadratic);
   }
+
+  double loss_sum = 0.0, weighted_abs = 0.0;
+  const bool one_pass = lin_->update_with_loss(Xk_, loss_, &loss_sum, &weighted_abs, rows);
+  if (!one_pass) {
+    const ConstraintSet& terms = *model_.terms;
+    terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
+    residuals_ -= terms.targets();
+    abs_residuals_ = residuals_.cwiseAbs();  // a member: no m-sized allocation per MM step
+    loss_.evaluate(abs_residuals_, phi_, w_);
+    lin_->update(Xk_, w_, residuals_);
+    loss_sum = phi_.sum();
+    weighted_abs = w_.dot(abs_residuals_);
+  }
+
   // c = sum [phi(|r|) - w |r|] + regularizers, so that H(0) = 2 sum |b| + c = F(X_k).
   c_ = loss_sum - weighted_abs + reg;
   f_center_ = loss_sum + reg;
   f_magnitude_ = loss_sum + reg_magnitude;
 
   lin_->curvature_diagonal(b_diag_);
-  b_diag_.array() += 0.5 * lambda;
-  if (a_curvature_) b_diag_ += 0.5 * gamma * a_diag_;
+  for (Index i = 0; i < n_; ++i) b_diag_[i] = b_diagonal_entry(i, b_diag_[i]);
   b_diagonal_ = lin_->curvature_is_diagonal() && (!a_curvature_ || a_majorant_);
+  return one_pass && rows != nullptr;
+}
+
+double Surrogate::b_diagonal_entry(Index i, double curvature) const {
+  double d = curvature + 0.5 * weights_.lambda;
+  if (a_curvature_) d += 0.5 * weights_.gamma * a_diag_[i];
+  return d;
 }
 
 void Surrogate::apply_B(const Matrix& D, Matrix& out) const {

@@ -100,6 +100,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.admm.min_tolerance = a.number("min_tolerance", o.admm.min_tolerance, NumberRule::positive());
   from_string(a.string("xt_step", "row-split", {"row-split", "coupled"}), &o.admm.split);
   o.admm.fused = a.boolean("fused", o.admm.fused);
+  o.admm.fused_rebuild = a.boolean("fused_rebuild", o.admm.fused_rebuild);
   o.admm.rho_constraint = a.number("rho_constraint", o.admm.rho_constraint, NumberRule::non_negative());
   o.admm.cg_tolerance = a.number("cg_tolerance", o.admm.cg_tolerance, NumberRule::open(0, 1));
   o.admm.cg_max_iterations = static_cast<int>(a.integer("cg_max_iterations", o.admm.cg_max_iterations, NumberRule::closed(1, 1e9)));

@@ -106,7 +106,8 @@ class EntryLinearization final : public TermLinearization {
   // gathered rows (gram_row_blocks() hands it to the ADMM instead of gathering again). Rows in
   // parallel; the sums are added per block of rows in a fixed order, so that they do not depend
   // on the thread count.
-  bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum) override {
+  bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+                        RowConsumer* consumer) override {
     if (mode_ != SplitMode::kRowSplit) return false;
     X_ = X;
     const Index n = terms_.dimension(), r = X_.cols();
@@ -125,7 +126,7 @@ class EntryLinearization final : public TermLinearization {
           if (!scratch) scratch.emplace(max_degree_, r);
           const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
           double phi_total = 0.0, abs_total = 0.0;
-          for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, *scratch, &phi_total, &abs_total);
+          for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, *scratch, &phi_total, &abs_total, consumer);
           phi_part[static_cast<std::size_t>(block)] = phi_total;
           abs_part[static_cast<std::size_t>(block)] = abs_total;
         } catch (...) {
@@ -221,47 +222,54 @@ class EntryLinearization final : public TermLinearization {
   // Per-thread work space of update_with_loss: the gathered partner rows (component-major, as
   // row_vectors() writes them) and the row's residuals, |residuals|, phi and w.
   struct RebuildScratch {
-    std::vector<double> rows;
-    Vector residual, abs_residual, phi, w;
-    RebuildScratch(Index max_degree, Index r) : rows(static_cast<std::size_t>(std::max<Index>(max_degree, 1) * r)) {}
+    std::vector<double> rows, residual, coef;
+    Vector abs_residual, phi, w;
+    RebuildScratch(Index max_degree, Index r)
+        : rows(static_cast<std::size_t>(std::max<Index>(max_degree, 1) * r)),
+          residual(static_cast<std::size_t>(std::max<Index>(max_degree, 1))),
+          coef(static_cast<std::size_t>(std::max<Index>(max_degree, 1))) {}
   };
 
-  void rebuild_row(Index i, const Loss& loss, RebuildScratch& s, double* phi_total, double* abs_total) {
+  void rebuild_row(Index i, const Loss& loss, RebuildScratch& s, double* phi_total, double* abs_total,
+                   RowConsumer* consumer) {
     const Index r = X_.cols(), begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
     double* block = grams_.data() + i * r * r;
     curvature_[i] = 0.0;
     if (deg == 0) {
       std::fill(block, block + r * r, 0.0);
+      if (consumer) consumer->consume_row(i, nullptr, 0, block, 0.0);
       return;
     }
     double* rows = s.rows.data();
     gather_partners(i, rows, /*scaled=*/false);
+    using Arr = Eigen::Map<Eigen::ArrayXd>;
+    using ConstArr = Eigen::Map<const Eigen::ArrayXd>;
     const double* xi = X_.data() + i * r;
-    s.residual.resize(deg);
-    s.residual.setZero();
+    s.abs_residual.resize(deg);  // reallocates only when deg changes: Loss::evaluate takes Vectors
+    Arr residual(s.residual.data(), deg), scale(scale_.data() + begin, deg), coef(s.coef.data(), deg);
+    // Both halves of a term compute the same products in the same order: bitwise the same r.
+    double* res = s.residual.data();
+    std::fill(res, res + deg, 0.0);
     for (Index c = 0; c < r; ++c)  // c outermost: contiguous in q, vectorised
-      for (Index q = 0; q < deg; ++q) s.residual[q] += xi[c] * rows[c * deg + q];
-    for (Index q = 0; q < deg; ++q) s.residual[q] -= target_[begin + q];
-    s.abs_residual = s.residual.cwiseAbs();
+      for (Index q = 0; q < deg; ++q) res[q] += xi[c] * rows[c * deg + q];
+    residual -= ConstArr(target_.data() + begin, deg);
+    s.abs_residual = residual.abs().matrix();
     loss.evaluate(s.abs_residual, s.phi, s.w);
-    double d = 0.0, phi_row = 0.0, abs_row = 0.0;
-    for (Index q = 0; q < deg; ++q) {
-      const Index p = begin + q;
-      const double coef = coefficient(i, p);
-      scale_[p] = s.w[q] * coef;
-      b_[p] = 0.5 * scale_[p] * s.residual[q];  // as in update(): b = scale r / 2
-      d += scale_[p];
-      // The two halves of a term carry 1/2 each: the sums count every term once.
-      phi_row += coef * s.phi[q];
-      abs_row += scale_[p] * s.abs_residual[q];
-    }
+    // coefficient(i, p), then scale = w coef, b = scale r / 2 (as in update()), C_ii = sum scale; as
+    // whole-array expressions so that they vectorise (no loop-carried sums through memory).
+    for (Index q = 0; q < deg; ++q) coef[q] = partner_[begin + q] == i ? 1.0 : 0.5;
+    scale = s.w.array() * coef;
+    Arr(b_.data() + begin, deg) = 0.5 * scale * residual;
+    const double d = scale.sum();
     curvature_[i] = d;
-    *phi_total += phi_row;
-    *abs_total += abs_row;
+    // The two halves of a term carry 1/2 each: the sums count every term once.
+    *phi_total += (coef * s.phi.array()).sum();
+    *abs_total += (scale * s.abs_residual.array()).sum();
     // a_h = scale_h x_partner(h), in place, then the block sum_h a_h a_h^T.
     for (Index c = 0; c < r; ++c)
       for (Index q = 0; q < deg; ++q) rows[c * deg + q] *= scale_[begin + q];
     detail::row_block_gram(rows, deg, r, block);
+    if (consumer) consumer->consume_row(i, rows, deg, block, d);
   }
 
   // A half-term's share of its term: 1/2 for each half of an off-diagonal term, 1 for a diagonal one.

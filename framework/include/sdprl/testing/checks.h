@@ -10,6 +10,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -44,6 +45,28 @@ inline std::string check_loss(const Loss& loss, double max_a = 100.0, double rel
 }
 
 namespace detail {
+// Records what a RowConsumer is given, one slot per row (so concurrent calls for different rows
+// do not race), for check_constraint_set.
+struct RowRecorder final : RowConsumer {
+  std::vector<std::atomic<int>> calls;
+  std::vector<Index> degree;
+  std::vector<std::vector<double>> a;
+  std::vector<Matrix> gram;
+  std::vector<double> curvature;
+  Index rank;
+  RowRecorder(Index n, Index r)
+      : calls(static_cast<std::size_t>(n)), degree(static_cast<std::size_t>(n), -1), a(static_cast<std::size_t>(n)),
+        gram(static_cast<std::size_t>(n)), curvature(static_cast<std::size_t>(n), 0.0), rank(r) {}
+  void consume_row(Index i, const double* rows, Index deg, const double* block, double c) override {
+    const auto k = static_cast<std::size_t>(i);
+    if (calls.at(k)++ > 0) return;  // counted; the first call's data are kept
+    degree[k] = deg;
+    a[k].assign(rows, rows + deg * rank);
+    gram[k] = Eigen::Map<const Matrix>(block, rank, rank);
+    curvature[k] = c;
+  }
+};
+
 // A smooth concave loss for check_constraint_set's test of update_with_loss(): phi = log(1 + a).
 class LogLoss final : public Loss {
  public:
@@ -175,7 +198,10 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
     const detail::LogLoss loss;
     auto fast = set.make_linearization(mode);
     double phi_sum = 0.0, weighted_abs = 0.0;
-    if (fast->update_with_loss(X, loss, &phi_sum, &weighted_abs)) {
+    // With row vectors, it also hands every row to a RowConsumer: recorded here, compared below.
+    const bool has_rows = fast->row_offsets() != nullptr;
+    detail::RowRecorder recorder(n, rank);
+    if (fast->update_with_loss(X, loss, &phi_sum, &weighted_abs, has_rows ? &recorder : nullptr)) {
       Vector phi, lw;
       const Vector abs_r = residuals.cwiseAbs();
       loss.evaluate(abs_r, phi, lw);
@@ -201,6 +227,32 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
           !((g_fast - g_slow).norm() <= 1e-10 * (1.0 + g_slow.norm()))) {
         os << to_string(mode) << ": update_with_loss() leaves b, P, C or the Gram blocks unlike update()";
         return os.str();
+      }
+      if (has_rows) {
+        const Index* offsets = fast->row_offsets();
+        std::vector<double> a;
+        for (Index i = 0; i < n; ++i) {
+          const Index deg = offsets[i + 1] - offsets[i];
+          if (recorder.calls[static_cast<std::size_t>(i)].load() != 1 || recorder.degree[static_cast<std::size_t>(i)] != deg) {
+            os << to_string(mode) << ": update_with_loss() gave row " << i << " to its RowConsumer "
+               << recorder.calls[static_cast<std::size_t>(i)].load() << " times (deg "
+               << recorder.degree[static_cast<std::size_t>(i)] << ", row_offsets() says " << deg << "), expected once";
+            return os.str();
+          }
+          a.assign(static_cast<std::size_t>(deg * rank), 0.0);
+          if (deg > 0) fast->row_vectors(i, a.data());
+          const Eigen::Map<const Vector> got(recorder.a[static_cast<std::size_t>(i)].data(), deg * rank);
+          const Eigen::Map<const Vector> want(a.data(), deg * rank);
+          const Matrix& gram_got = recorder.gram[static_cast<std::size_t>(i)];
+          const Matrix gram_want = g_fast.middleRows(i * rank, rank);
+          if (!((got - want).norm() <= 1e-12 * (1.0 + want.norm())) ||
+              !((gram_got - gram_want).norm() <= 1e-12 * (1.0 + gram_want.norm())) ||
+              !near(recorder.curvature[static_cast<std::size_t>(i)], c_fast[i])) {
+            os << to_string(mode) << ": the RowConsumer saw row " << i
+               << " with a_h, Gram block or C_ii unlike row_vectors(), gram_row_blocks() or curvature_diagonal()";
+            return os.str();
+          }
+        }
       }
     }
   }
