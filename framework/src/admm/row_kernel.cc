@@ -130,7 +130,19 @@ template <int R>
     K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
     llt.compute(K);
   }
-  inv = llt.solve(Mat::Identity(r, r));
+  // K^{-1} = L^{-T} L^{-1}, L^{-1} by forward substitution: for these r x r blocks, llt.solve(I)
+  // took Eigen's blocked triangular solver, several times the cost of the factorisation.
+  const auto& L = llt.matrixLLT();  // L in the lower triangle
+  Mat Linv = Mat::Zero(r, r);
+  for (Index j = 0; j < r; ++j) {
+    Linv(j, j) = 1.0 / L(j, j);
+    for (Index i = j + 1; i < r; ++i) {
+      double sum = 0.0;
+      for (Index q = j; q < i; ++q) sum += L(i, q) * Linv(q, j);
+      Linv(i, j) = -sum / L(i, i);
+    }
+  }
+  inv.noalias() = Linv.transpose() * Linv;
 }
 
 template <int R>
