@@ -3,6 +3,7 @@
 // minimiser is H's (2), MM never rises by more than eps_k (3), sparse and dense paths agree (5).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -876,6 +877,56 @@ TEST(FrobeniusBall, EveryMmIterateStaysInTheBallAndFindsThePlantedDirection) {
     EXPECT_NEAR(Z.trace(), 1.0, 1e-6) << name;
     EXPECT_GT(Z.topLeftCorner(3, 3).cwiseAbs().sum() / Z.cwiseAbs().sum(), 0.9) << name;
   }
+}
+
+}  // namespace
+}  // namespace sdprl
+
+namespace sdprl {
+namespace {
+
+// The spectral start's scale (algorithm.md section 2) is the l1 fit alpha = argmin sum |alpha v - t|,
+// the weighted median of t / v with weights |v| (found by quickselect). After the start is scaled
+// by sqrt(alpha) the fit of the scaled start is 1: checked here against a plain sorted scan, with
+// outliers in the targets so that the median and the mean differ.
+TEST(SpectralStart, ScaleIsTheL1FitOfTheTargets) {
+  using namespace testing_support;
+  EntryData d = random_entries(400, 6000, 131);
+  std::mt19937_64 rng(132);
+  const Matrix V = random_matrix(400, 3, 1.0, rng);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::size_t k = 0; k < d.rows.size(); ++k) {
+    const Index k_ = static_cast<Index>(k);
+    d.targets[k_] = 3.0 * V.row(d.rows[k]).dot(V.row(d.cols[k])) + (u(rng) < 0.1 ? 50.0 : 0.0);
+  }
+  Model model;
+  model.terms = entry_terms(d);
+  SolverOptions o;
+  o.init = InitKind::kSpectral;
+  Matrix X;
+  initialize(model, o, 3, X);
+  Vector v;
+  model.terms->evaluate(X, v);
+  std::vector<std::pair<double, double>> ratio;
+  double total = 0.0;
+  for (Index k = 0; k < v.size(); ++k) {
+    ratio.emplace_back(d.targets[k] / v[k], std::abs(v[k]));
+    total += std::abs(v[k]);
+  }
+  std::sort(ratio.begin(), ratio.end());
+  double acc = 0.0, median = 0.0;
+  for (const auto& [q, w] : ratio) {
+    acc += w;
+    if (acc >= 0.5 * total) {
+      median = q;
+      break;
+    }
+  }
+  EXPECT_NEAR(median, 1.0, 1e-9);
+  // And the fit is a minimum of the l1 misfit: alpha = 1 beats 1 +- 1%.
+  auto misfit = [&](double a) { return (a * v - d.targets).cwiseAbs().sum(); };
+  EXPECT_LT(misfit(1.0), misfit(0.99));
+  EXPECT_LT(misfit(1.0), misfit(1.01));
 }
 
 }  // namespace

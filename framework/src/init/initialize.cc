@@ -49,13 +49,30 @@ double robust_scale(const Vector& v, const Vector& t) {
     }
   }
   if (ratio.empty()) return 1.0;
-  std::sort(ratio.begin(), ratio.end());
-  double acc = 0.0;
-  for (const auto& [q, wgt] : ratio) {
-    acc += wgt;
-    if (acc >= 0.5 * total) return q;
+  // The smallest ratio whose cumulative weight, in increasing order, reaches half the total: by
+  // quickselect, O(m) expected, where sorting all m pairs took a second at m = 10^5. Invariant:
+  // every pair left of lo is <= every pair in [lo, hi), `below` is their weight, the answer is in [lo, hi).
+  const double half = 0.5 * total;
+  auto lo = ratio.begin(), hi = ratio.end();
+  double below = 0.0;
+  while (hi - lo > 64) {
+    const auto mid = lo + (hi - lo) / 2;
+    std::nth_element(lo, mid, hi);  // [lo, mid] <= *mid <= (mid, hi)
+    double through_mid = below;
+    for (auto it = lo; it <= mid; ++it) through_mid += it->second;
+    if (through_mid >= half) {
+      hi = mid + 1;
+    } else {
+      below = through_mid;
+      lo = mid + 1;
+    }
   }
-  return ratio.back().first;
+  std::sort(lo, hi);
+  for (auto it = lo; it != hi; ++it) {
+    below += it->second;
+    if (below >= half) return it->first;
+  }
+  return (hi - 1)->first;  // half not reached by rounding: the largest candidate
 }
 
 void gaussian(Index n, Index r, double scale, std::uint64_t seed, Matrix& X) {
