@@ -357,6 +357,17 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
   out.setZero(V.rows(), V.cols());
   // sym(e_i e_j^T) V = (e_i v_j^T + e_j v_i^T) / 2, scattered into two rows per term.
   auto scatter = [&](Index begin, Index end, Matrix& acc) {
+    if (V.cols() == 1) {  // the spectral start's Lanczos vectors: plain scalars, no 1-wide row views
+      const double* v = V.data();
+      double* o = acc.data();
+      for (Index k = begin; k < end; ++k) {
+        const double a = 0.5 * y[k];
+        const Index i = rows_[k], j = cols_[k];
+        o[i] += a * v[j];
+        o[j] += a * v[i];
+      }
+      return;
+    }
     for (Index k = begin; k < end; ++k) {
       const double a = 0.5 * y[k];
       acc.row(rows_[k]).noalias() += a * V.row(cols_[k]);
