@@ -40,6 +40,9 @@ class L1Loss final : public sdprl::Loss {
   std::string name() const override { return "l1"; }
   double value(double a) const override { return a; }
   double derivative(double) const override { return 1.0; }
+  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
+    sdprl::evaluate_inline(*this, a, phi, dphi);  // as the shipped plugins do
+  }
 };
 
 constexpr sdprl::Index kRank = 5;
