@@ -298,6 +298,18 @@ TEST(FusedRebuild, UpdateAndIterateEqualsPrepareThenIterate) {
   EXPECT_FALSE(a3.update_and_iterate(s2, X0, st2));
   EXPECT_FALSE(a3.primed());
   EXPECT_EQ(s2.center_objective(), f0) << "the surrogate is updated all the same";
+  // Distance terms have the fused row pass but no one-pass rebuild: the separate path.
+  Model pairs;
+  pairs.terms = distance_terms(random_pairs(60, 400, 100));
+  Surrogate sd(pairs, *loss, {0.3, 0.0}, SplitMode::kRowSplit, 4);
+  const Matrix Y0 = random_matrix(60, 4, 1.0, rng);
+  sd.update(Y0);
+  Admm ad(sd, 2.0, options);
+  ad.prepare();
+  ASSERT_TRUE(ad.fused());
+  AdmmState sdst;
+  EXPECT_FALSE(ad.update_and_iterate(sd, random_matrix(60, 4, 1.0, rng), sdst));
+  EXPECT_FALSE(ad.primed());
 }
 
 // An interrupt that arrives while the next step's first iteration is already done (during a fused

@@ -94,10 +94,7 @@ bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&
   // The surrogate, the blocks and the state change together: after a failure none is usable.
   gram_stale_ = true;
   generation_ = next_generation();
-  if (!surrogate.update(Xk, &step)) {
-    prepare();  // no one-pass rebuild after all: the separate path, as the caller would
-    return false;
-  }
+  if (!surrogate.update(Xk, &step)) return false;  // no one-pass rebuild (e.g. distance terms): the caller prepares
   const detail::RowSums sums = step.total();
   st.step = st.D;
   st.primal = sums.quadratic + 2.0 * sums.absolute + s_.c();
