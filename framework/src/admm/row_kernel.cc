@@ -153,9 +153,9 @@ void invert_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_
   for (Index i = 0; i < n; ++i) invert_one<R>(gram.data() + i * r * r, bd[i], rho, rho_k, r, out.data() + i * r * r);
 }
 
-// Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column: each of the
-// r (r + 1) / 2 entries is one contiguous, vectorised dot product of length deg (no GEMM packing for
-// these short, thin blocks).
+// Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column (no GEMM packing for
+// these short, thin blocks): one pass with lane accumulators for a fixed rank, a dot product per
+// entry otherwise.
 template <int R>
 void block_gram(const double* a, Index deg, Index r, double* block) {
   if constexpr (R != Eigen::Dynamic) {

@@ -191,7 +191,8 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
                                 seconds_since(last_checkpoint) >= options.checkpoint_interval;
     const bool interrupting = options.interrupt && options.interrupt->load();
     primed = false;
-    if (options.admm.fused_rebuild && k < options.max_mm_iterations && !checkpoint_due && !interrupting)
+    // (update_and_iterate() itself falls back to the plain update where the fusion does not apply.)
+    if (k < options.max_mm_iterations && !checkpoint_due && !interrupting)
       primed = admm.update_and_iterate(surrogate, X_next, state);
     else
       surrogate.update(X_next);

@@ -220,7 +220,7 @@ class EntryLinearization final : public TermLinearization {
   static constexpr Index kRowsPerBlock = 64;
 
   // Per-thread work space of update_with_loss: the gathered partner rows (component-major, as
-  // row_vectors() writes them) and the row's residuals, |residuals|, phi and w.
+  // row_vectors() writes them) and the row's residuals, coefficients, |residuals|, phi and w.
   struct RebuildScratch {
     std::vector<double> rows, residual, coef;
     Vector abs_residual, phi, w;
@@ -245,7 +245,6 @@ class EntryLinearization final : public TermLinearization {
     using Arr = Eigen::Map<Eigen::ArrayXd>;
     using ConstArr = Eigen::Map<const Eigen::ArrayXd>;
     const double* xi = X_.data() + i * r;
-    s.abs_residual.resize(deg);  // reallocates only when deg changes: Loss::evaluate takes Vectors
     Arr residual(s.residual.data(), deg), scale(scale_.data() + begin, deg), coef(s.coef.data(), deg);
     // Both halves of a term compute the same products in the same order: bitwise the same r.
     double* res = s.residual.data();
@@ -253,11 +252,11 @@ class EntryLinearization final : public TermLinearization {
     for (Index c = 0; c < r; ++c)  // c outermost: contiguous in q, vectorised
       for (Index q = 0; q < deg; ++q) res[q] += xi[c] * rows[c * deg + q];
     residual -= ConstArr(target_.data() + begin, deg);
-    s.abs_residual = residual.abs().matrix();
+    s.abs_residual = residual.abs().matrix();  // reallocates when deg changes: Loss::evaluate takes Vectors
     loss.evaluate(s.abs_residual, s.phi, s.w);
     // coefficient(i, p), then scale = w coef, b = scale r / 2 (as in update()), C_ii = sum scale; as
     // whole-array expressions so that they vectorise (no loop-carried sums through memory).
-    for (Index q = 0; q < deg; ++q) coef[q] = partner_[begin + q] == i ? 1.0 : 0.5;
+    for (Index q = 0; q < deg; ++q) coef[q] = coefficient(i, begin + q);
     scale = s.w.array() * coef;
     Arr(b_.data() + begin, deg) = 0.5 * scale * residual;
     const double d = scale.sum();
