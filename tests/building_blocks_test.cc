@@ -93,6 +93,50 @@ TEST(EntryTerms, AdjointOnOneAndTwoThreadsSatisfiesTheAdjointIdentity) {
   }
 }
 
+// The coupled linearisation of entry terms runs its maps and Gram blocks by rows of its CSR, in
+// parallel above a size threshold (exceeded here). On one thread and on two: P and P* satisfy the
+// adjoint identity against the terms' definition, block i of gram_row_blocks() is the definition
+// sum_k c_k^2 x_partner x_partner^T (c_k = w_k for a diagonal term, w_k / 2 otherwise), and the two
+// thread counts agree bit for bit (every row and every term has a fixed order of additions).
+TEST(EntryTerms, CoupledMapsAndGramBlocksOnOneAndTwoThreads) {
+  const EntryData d = random_entries(400, 30000, 311);
+  const auto terms = entry_terms(d);
+  const Index n = d.n, r = 6, m = terms->size();
+  std::mt19937_64 rng(312);
+  const Matrix X = random_matrix(n, r, 1.0, rng), D = random_matrix(n, r, 1.0, rng);
+  const Vector w = Vector::Random(m).cwiseAbs().array() + 0.1, res = Vector::Random(m), y = Vector::Random(m);
+  // Definitions: <D, P_k> = (w_k / 2)(d_i . x_j + d_j . x_i), and the Gram blocks.
+  Vector pd_ref(m);
+  Eigen::MatrixXd gram_ref = Eigen::MatrixXd::Zero(n * r, r);
+  for (Index k = 0; k < m; ++k) {
+    const Index i = d.rows[k], j = d.cols[k];
+    pd_ref[k] = 0.5 * w[k] * (D.row(i).dot(X.row(j)) + D.row(j).dot(X.row(i)));
+    if (i == j) {
+      gram_ref.middleRows(i * r, r) += w[k] * w[k] * X.row(i).transpose() * X.row(i);
+    } else {
+      gram_ref.middleRows(i * r, r) += 0.25 * w[k] * w[k] * X.row(j).transpose() * X.row(j);
+      gram_ref.middleRows(j * r, r) += 0.25 * w[k] * w[k] * X.row(i).transpose() * X.row(i);
+    }
+  }
+  Vector pd[2];
+  Matrix adj[2], gram[2];
+  for (int t = 0; t < 2; ++t) {
+    set_threads(t + 1);
+    auto lin = terms->make_linearization(SplitMode::kCoupled);
+    lin->update(X, w, res);
+    lin->apply(D, pd[t]);
+    lin->apply_adjoint(y, adj[t]);
+    lin->gram_row_blocks(gram[t]);
+  }
+  set_threads(1);
+  EXPECT_LE((pd[0] - pd_ref).norm(), 1e-12 * pd_ref.norm());
+  EXPECT_NEAR(adj[0].cwiseProduct(D).sum(), pd_ref.dot(y), 1e-10 * (1.0 + std::abs(pd_ref.dot(y))));
+  EXPECT_LE((Eigen::MatrixXd(gram[0]) - gram_ref).norm(), 1e-12 * gram_ref.norm());
+  EXPECT_EQ(pd[0], pd[1]);
+  EXPECT_EQ(adj[0], adj[1]);
+  EXPECT_EQ(gram[0], gram[1]);
+}
+
 TEST(RankOneTerms, MatchDenseDefinition) {
   const RankOneData d = random_rank_one(9, 5, 1);
   const RankOneTerms terms(9, d.a, d.targets);

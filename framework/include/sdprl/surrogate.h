@@ -180,9 +180,7 @@ class SDPRL_API Admm {
   bool direct_ = false;
   bool fused_ = false;       // direct_ and the fused row pass applies (admm/row_kernel.h)
   Index max_degree_ = 0;     // largest number of split terms in one row (fused_)
-  std::vector<double> inverse_blocks_;  // fused_: n blocks K_i^{-1} (r x r, row-major)
-  std::vector<Eigen::LLT<Eigen::MatrixXd>> blocks_;  // per-row factors of the Xt-step
-  std::vector<char> zero_row_;                        // rows with no curvature and no terms
+  std::vector<double> inverse_blocks_;  // unless shared_: n blocks K_i^{-1} (r x r, row-major)
   // Shared Gram block (TermLinearization::shared_gram_block): P*P's row blocks are all
   // G_s = V diag(g) V^T, so block i of the Xt-step is V diag(rho g + s_i) V^T, s_i = 2 B_ii + rho_k.
   bool shared_ = false;

@@ -152,54 +152,34 @@ void Admm::factor_blocks() {
     gram_stale_ = false;
   }
   const Matrix& gram = gram_;
-  blocks_.resize(n);
-  zero_row_.assign(n, 0);
   const Vector& bd = s_.b_diagonal();
   if (constraint_) {
     // The constraint split's penalty: the mean diagonal of 2B, so that both parts of the
     // Xt-step's matrix have the same scale (or the user's admm.rho_constraint).
     rho_k_ = options_.rho_constraint > 0.0 ? options_.rho_constraint : std::max(2.0 * bd.mean(), 1e-8);
   }
-  if (fused_) {
-    blocks_.clear();
+  if (!shared_) {
+    // Explicit inverses K_i^{-1} of the row blocks K_i = rho P*P_ii + (2 b_ii + rho_k) I: the
+    // fused pass multiplies by them, and as CG's preconditioner (or the direct Xt-step of the
+    // generic path) a product with an r x r matrix is several times cheaper than two triangular
+    // solves. A row without curvature gets a zero inverse, so its step is 0.
     detail::invert_row_blocks(gram, bd, rho_, rho_k_, n, r, inverse_blocks_);
     return;
   }
-  if (shared_) {
-    // Block i = V diag(rho g + s_i) V^T: its inverse is V diag(1 / (rho g + s_i)) V^T. A tiny ridge
-    // where rho g_c + s_i vanishes, as for the singular LLT blocks below.
-    blocks_.clear();
-    shared_inverse_.resize(n, r);
-    const double scale = rho_ * shared_values_.sum();
-    for (Index i = 0; i < n; ++i) {
-      const double s = 2.0 * bd[i] + rho_k_;
-      if (scale == 0.0 && s == 0.0) {
-        zero_row_[i] = 1;
-        shared_inverse_.row(i).setZero();
-        continue;
-      }
-      const double ridge = 1e-12 * (scale + static_cast<double>(r) * s) + 1e-300;
-      for (Index c = 0; c < r; ++c) {
-        const double d = rho_ * shared_values_[c] + s;
-        shared_inverse_(i, c) = 1.0 / (d > ridge ? d : d + ridge);
-      }
-    }
-    return;
-  }
-  Eigen::MatrixXd K(r, r);
+  // Block i = V diag(rho g + s_i) V^T: its inverse is V diag(1 / (rho g + s_i)) V^T. A tiny ridge
+  // where rho g_c + s_i vanishes, as for the singular blocks in detail::invert_row_block.
+  shared_inverse_.resize(n, r);
+  const double scale = rho_ * shared_values_.sum();
   for (Index i = 0; i < n; ++i) {
-    // Row block of 2 B + rho P*P.
-    K = rho_ * gram.middleRows(i * r, r);
-    K.diagonal().array() += 2.0 * bd[i] + rho_k_;
-    if (K.cwiseAbs().maxCoeff() == 0.0) {
-      zero_row_[i] = 1;  // no term touches row i and no regularizer: x_i does not enter F
+    const double s = 2.0 * bd[i] + rho_k_;
+    if (scale == 0.0 && s == 0.0) {
+      shared_inverse_.row(i).setZero();
       continue;
     }
-    blocks_[i].compute(K);
-    if (blocks_[i].info() != Eigen::Success) {
-      // Singular block (lambda = 0 and a rank-deficient Gram): a tiny ridge keeps the step finite.
-      K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
-      blocks_[i].compute(K);
+    const double ridge = 1e-12 * (scale + static_cast<double>(r) * s) + 1e-300;
+    for (Index c = 0; c < r; ++c) {
+      const double d = rho_ * shared_values_[c] + s;
+      shared_inverse_(i, c) = 1.0 / (d > ridge ? d : d + ridge);
     }
   }
 }
@@ -243,14 +223,7 @@ void Admm::apply_preconditioner(const Matrix& R, Matrix& out) const {
     out.noalias() = T * shared_vectors_.transpose();
     return;
   }
-  out.resize(R.rows(), R.cols());
-  for (Index i = 0; i < s_.rows(); ++i) {
-    if (zero_row_[i]) {
-      out.row(i).setZero();
-    } else {
-      out.row(i) = blocks_[i].solve(R.row(i).transpose()).transpose();
-    }
-  }
+  detail::apply_row_inverses(inverse_blocks_.data(), R, out);
 }
 
 void Admm::solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) {

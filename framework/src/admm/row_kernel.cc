@@ -227,6 +227,15 @@ void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n
   with_rank(r, [&](auto R) { grams<decltype(R)::value>(lin, offsets, n, r, max_degree, gram); });
 }
 
+void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& out) {
+  const Index n = R.rows(), r = R.cols();
+  out.resize(n, r);
+  using Block = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+#pragma omp parallel for schedule(static) if (n * r * r > (1 << 16))
+  for (Index i = 0; i < n; ++i)
+    out.row(i).noalias() = R.row(i) * Block(inverse_blocks + i * r * r, r, r).transpose();
+}
+
 RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
   D.resize(k.n, k.r);
   return with_rank(k.r, [&](auto R) { return iterate_all<decltype(R)::value>(k, nu, e, D); });

@@ -76,6 +76,9 @@ void invert_row_block(const double* gram_block, double b_ii, double rho, double 
 void invert_row_blocks(const Matrix& gram, const Vector& b_diagonal, double rho, double rho_k, Index n, Index r,
                        std::vector<double>& inverse_blocks);
 
+// out.row(i) = K_i^{-1} R.row(i) for the n blocks of invert_row_blocks (rows in parallel).
+void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& out);
+
 // The r x r blocks sum_{h in row i} a_h a_h^T of P*P (rows i*r .. i*r + r - 1 of gram), from the
 // a_h of TermLinearization::row_vectors: the same result as TermLinearization::gram_row_blocks.
 void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,

@@ -18,6 +18,10 @@
 namespace sdprl {
 namespace {
 
+// Below this many multiply-adds a pass runs on one thread: the fork and join of a parallel region
+// (a few microseconds) would cost more than it saves.
+constexpr Index kParallelWork = 1 << 16;
+
 // The split terms in CSR order by the row they touch. For the row-split majoriser a split term is
 // a half-term (row i, partner row j, coefficient 1/2 of its term's weight, or 1 for a diagonal
 // term); in coupled mode it is a whole term.
@@ -29,38 +33,35 @@ class EntryLinearization final : public TermLinearization {
     const auto& cols = terms.cols();
     const Vector& targets = terms.targets();
     const Index m = terms.size();
-    if (mode_ == SplitMode::kRowSplit) {
-      // Count half-terms per row, then fill (counting sort keeps the original term order per row).
-      row_ptr_.assign(n + 1, 0);
-      for (Index k = 0; k < m; ++k) {
-        ++row_ptr_[rows[k] + 1];
-        if (rows[k] != cols[k]) ++row_ptr_[cols[k] + 1];
-      }
-      for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
-      const Index h = row_ptr_[n];
-      partner_.resize(h);
-      term_.resize(h);
-      target_.resize(h);
-      std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
-      for (Index k = 0; k < m; ++k) {
-        const std::int32_t i = rows[k], j = cols[k];
-        if (i == j) {
-          const Index p = fill[i]++;
-          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-        } else {
-          Index p = fill[i]++;
-          partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-          p = fill[j]++;
-          partner_[p] = i, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-        }
-      }
-      scale_.resize(h);
-      b_.resize(h);
-      max_degree_ = detail::max_row_degree(row_ptr_.data(), n);
-    } else {
-      scale_.resize(m);
-      b_.resize(m);
+    // Count half-terms per row, then fill (counting sort keeps the original term order per row).
+    // Coupled mode keeps the same CSR to build its Gram blocks and its adjoint row by row.
+    row_ptr_.assign(n + 1, 0);
+    for (Index k = 0; k < m; ++k) {
+      ++row_ptr_[rows[k] + 1];
+      if (rows[k] != cols[k]) ++row_ptr_[cols[k] + 1];
     }
+    for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
+    const Index h = row_ptr_[n];
+    partner_.resize(h);
+    term_.resize(h);
+    target_.resize(h);
+    std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
+    for (Index k = 0; k < m; ++k) {
+      const std::int32_t i = rows[k], j = cols[k];
+      if (i == j) {
+        const Index p = fill[i]++;
+        partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
+      } else {
+        Index p = fill[i]++;
+        partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
+        p = fill[j]++;
+        partner_[p] = i, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
+      }
+    }
+    max_degree_ = detail::max_row_degree(row_ptr_.data(), n);
+    const Index split = mode_ == SplitMode::kRowSplit ? h : m;
+    scale_.resize(split);
+    b_.resize(split);
     curvature_.resize(n);
   }
 
@@ -162,7 +163,9 @@ class EntryLinearization final : public TermLinearization {
       const auto& rows = terms_.rows();
       const auto& cols = terms_.cols();
       // <D, (w/2)(e_i x_j^T + e_j x_i^T)>; for i = j this is w d_i . x_i as it should be.
-      for (Index k = 0; k < size(); ++k) {
+      const Index m = size();
+#pragma omp parallel for schedule(static) if (m * X_.cols() > kParallelWork)
+      for (Index k = 0; k < m; ++k) {
         const Index i = rows[k], j = cols[k];
         out[k] = 0.5 * scale_[k] * (D.row(i).dot(X_.row(j)) + D.row(j).dot(X_.row(i)));
       }
@@ -179,13 +182,17 @@ class EntryLinearization final : public TermLinearization {
           oi.noalias() += (y[p] * scale_[p]) * X_.row(partner_[p]);
       }
     } else {
-      const auto& rows = terms_.rows();
-      const auto& cols = terms_.cols();
-      for (Index k = 0; k < size(); ++k) {
-        const Index i = rows[k], j = cols[k];
-        const double a = 0.5 * y[k] * scale_[k];
-        out.row(i).noalias() += a * X_.row(j);
-        out.row(j).noalias() += a * X_.row(i);
+      // Row i of P*(y) = sum over the terms touching i of (w y / 2) x_partner, once per appearance
+      // (a diagonal term appears once with w y): by rows over the CSR, so that rows are
+      // independent (no scatter) and each sum has a fixed order.
+      const Index n = terms_.dimension();
+#pragma omp parallel for schedule(static) if (size() * X_.cols() > kParallelWork)
+      for (Index i = 0; i < n; ++i) {
+        auto oi = out.row(i);
+        for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
+          const Index k = term_[p];
+          oi.noalias() += (coefficient(i, p) * y[k] * scale_[k]) * X_.row(partner_[p]);
+        }
       }
     }
   }
@@ -296,18 +303,24 @@ class EntryLinearization final : public TermLinearization {
         detail::row_gram_blocks(*this, row_ptr_.data(), n, r, max_degree_, blocks);
       return;
     }
-    blocks.setZero(n * r, r);
-    const auto& rows = terms_.rows();
-    const auto& cols = terms_.cols();
-    for (Index k = 0; k < size(); ++k) {
-      const Index i = rows[k], j = cols[k];
-      if (i == j) {
-        blocks.middleRows(i * r, r).noalias() +=
-            (scale_[k] * scale_[k]) * X_.row(i).transpose() * X_.row(i);
-      } else {
-        const double a = 0.25 * scale_[k] * scale_[k];
-        blocks.middleRows(i * r, r).noalias() += a * X_.row(j).transpose() * X_.row(j);
-        blocks.middleRows(j * r, r).noalias() += a * X_.row(i).transpose() * X_.row(i);
+    // Coupled: block i of P*P (the CG preconditioner) is sum_k c_k^2 x_partner x_partner^T over
+    // the terms touching row i, c_k = w_k for a diagonal term and w_k / 2 for an off-diagonal one
+    // (P_k = (w/2)(e_i x_j^T + e_j x_i^T) restricted to row i): the Gram of the rows c_k x_partner,
+    // gathered per row and summed by the same kernel as the row-split blocks.
+    blocks.resize(n * r, r);
+#pragma omp parallel if (size() * r * r > kParallelWork)
+    {
+      std::vector<double> a(static_cast<std::size_t>(std::max<Index>(max_degree_, 1) * r));
+#pragma omp for schedule(static)
+      for (Index i = 0; i < n; ++i) {
+        const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
+        for (Index q = 0; q < deg; ++q) {
+          const Index p = begin + q;
+          const double c = coefficient(i, p) * scale_[term_[p]];
+          const double* x = X_.data() + static_cast<Index>(partner_[p]) * r;
+          for (Index col = 0; col < r; ++col) a[col * deg + q] = c * x[col];
+        }
+        detail::row_block_gram(a.data(), deg, r, blocks.data() + i * r * r);
       }
     }
   }
