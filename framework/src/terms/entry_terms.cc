@@ -330,9 +330,9 @@ class EntryLinearization final : public TermLinearization {
   SplitMode mode_;
   std::vector<Index> row_ptr_;
   std::vector<std::int32_t> partner_, term_;
-  Index max_degree_ = 0;  // row-split: the most half-terms of one row (fixed by the terms)
-  // The target of each half-term's term: a copy in CSR order, so that the one-pass rebuild reads
-  // it sequentially.
+  Index max_degree_ = 0;  // the most half-terms of one row (fixed by the terms)
+  // The target of each half-term's term, a copy in CSR order, so that the one-pass rebuild
+  // (row-split) reads it sequentially.
   std::vector<double> target_;
   Vector scale_, b_, curvature_;
   Matrix X_;
