@@ -231,7 +231,7 @@ void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& o
   const Index n = R.rows(), r = R.cols();
   out.resize(n, r);
   using Block = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-#pragma omp parallel for schedule(static) if (n * r * r > (1 << 16))
+#pragma omp parallel for schedule(static) if (n * r * r > kParallelWork)
   for (Index i = 0; i < n; ++i)
     out.row(i).noalias() = R.row(i) * Block(inverse_blocks + i * r * r, r, r).transpose();
 }

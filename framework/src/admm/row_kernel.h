@@ -26,6 +26,10 @@
 
 namespace sdprl::detail {
 
+// Below this many multiply-adds a pass over rows or terms runs on one thread: the fork and join of
+// a parallel region (a few microseconds) would cost more than it saves.
+constexpr Index kParallelWork = 1 << 16;
+
 struct RowKernel {
   const TermLinearization* lin = nullptr;
   const Index* offsets = nullptr;  // n + 1: the split terms of row i are offsets[i] .. offsets[i+1]-1

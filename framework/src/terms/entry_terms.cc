@@ -18,10 +18,6 @@
 namespace sdprl {
 namespace {
 
-// Below this many multiply-adds a pass runs on one thread: the fork and join of a parallel region
-// (a few microseconds) would cost more than it saves.
-constexpr Index kParallelWork = 1 << 16;
-
 // The split terms in CSR order by the row they touch. For the row-split majoriser a split term is
 // a half-term (row i, partner row j, coefficient 1/2 of its term's weight, or 1 for a diagonal
 // term); in coupled mode it is a whole term.
@@ -164,7 +160,7 @@ class EntryLinearization final : public TermLinearization {
       const auto& cols = terms_.cols();
       // <D, (w/2)(e_i x_j^T + e_j x_i^T)>; for i = j this is w d_i . x_i as it should be.
       const Index m = size();
-#pragma omp parallel for schedule(static) if (m * X_.cols() > kParallelWork)
+#pragma omp parallel for schedule(static) if (m * X_.cols() > detail::kParallelWork)
       for (Index k = 0; k < m; ++k) {
         const Index i = rows[k], j = cols[k];
         out[k] = 0.5 * scale_[k] * (D.row(i).dot(X_.row(j)) + D.row(j).dot(X_.row(i)));
@@ -186,7 +182,7 @@ class EntryLinearization final : public TermLinearization {
       // (a diagonal term appears once with w y): by rows over the CSR, so that rows are
       // independent (no scatter) and each sum has a fixed order.
       const Index n = terms_.dimension();
-#pragma omp parallel for schedule(static) if (size() * X_.cols() > kParallelWork)
+#pragma omp parallel for schedule(static) if (size() * X_.cols() > detail::kParallelWork)
       for (Index i = 0; i < n; ++i) {
         auto oi = out.row(i);
         for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
@@ -308,17 +304,16 @@ class EntryLinearization final : public TermLinearization {
     // (P_k = (w/2)(e_i x_j^T + e_j x_i^T) restricted to row i): the Gram of the rows c_k x_partner,
     // gathered per row and summed by the same kernel as the row-split blocks.
     blocks.resize(n * r, r);
-#pragma omp parallel if (size() * r * r > kParallelWork)
+#pragma omp parallel if (size() * r * r > detail::kParallelWork)
     {
       std::vector<double> a(static_cast<std::size_t>(std::max<Index>(max_degree_, 1) * r));
 #pragma omp for schedule(static)
       for (Index i = 0; i < n; ++i) {
         const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
+        gather_partners(i, a.data(), /*scaled=*/false);
         for (Index q = 0; q < deg; ++q) {
-          const Index p = begin + q;
-          const double c = coefficient(i, p) * scale_[term_[p]];
-          const double* x = X_.data() + static_cast<Index>(partner_[p]) * r;
-          for (Index col = 0; col < r; ++col) a[col * deg + q] = c * x[col];
+          const double c = coefficient(i, begin + q) * scale_[term_[begin + q]];
+          for (Index col = 0; col < r; ++col) a[col * deg + q] *= c;
         }
         detail::row_block_gram(a.data(), deg, r, blocks.data() + i * r * r);
       }
