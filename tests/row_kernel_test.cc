@@ -48,9 +48,14 @@ void expect_row_vectors_match_maps(const ConstraintSet& terms, Index r, std::uin
   }
 }
 
+// Ranks below 4 gather term by term; 4 to 8 four terms at a time (a transposed gather on AVX2,
+// rows of every degree mod 4 here), with ranks above 4 taking their last entries one by one.
 TEST(RowVectors, EntryTermsMatchTheirMaps) {
   const EntryData d = random_entries(15, 80, 71);
-  expect_row_vectors_match_maps(*entry_terms(d), 3, 72);
+  for (const Index r : {3, 4, 5, 8, 11}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    expect_row_vectors_match_maps(*entry_terms(d), r, 72);
+  }
 }
 
 TEST(RowVectors, DistanceTermsMatchTheirMaps) {
@@ -159,8 +164,9 @@ RunResult run(const Model& model, const char* loss_name, Index rank, bool fused,
   return out;
 }
 
-// Same ADMM counts, objectives and factor from the fused and the generic path. Ranks 1 and 5 take
-// the fixed-size kernels, rank 11 the dynamic one; n = 300 gives several row chunks.
+// Same ADMM counts, objectives and factor from the fused and the generic path. Ranks up to 8 take
+// the fixed-size kernels (eight terms at a time, then the row's last deg mod 8 one by one), rank 11
+// the dynamic one; n = 300 gives several row chunks.
 void expect_fused_equals_generic(const Model& model, const char* loss, Index rank, std::uint64_t seed,
                                  double lambda = 0.3) {
   const RunResult f = run(model, loss, rank, true, 1, seed, lambda), g = run(model, loss, rank, false, 1, seed, lambda);
@@ -178,7 +184,7 @@ void expect_fused_equals_generic(const Model& model, const char* loss, Index ran
 TEST(FusedRowPass, EntryTermsSameIteratesAsGenericPath) {
   Model m;
   m.terms = entry_terms(random_entries(300, 3000, 81));
-  for (const Index r : {1, 5, 11}) {
+  for (const Index r : {1, 4, 5, 8, 11}) {
     SCOPED_TRACE("rank " + std::to_string(r));
     expect_fused_equals_generic(m, "leaky-mcp", r, 82);
     expect_fused_equals_generic(m, "l1", r, 83);
