@@ -213,18 +213,18 @@ template <int R>
     K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
     llt.compute(K);
   }
-  // K^{-1} = L^{-T} L^{-1}, L^{-1} by forward substitution: for these r x r blocks, llt.solve(I)
-  // took Eigen's blocked triangular solver, several times the cost of the factorisation.
+  // K^{-1} = L^{-T} L^{-1}.
   const auto& L = llt.matrixLLT();  // L in the lower triangle, row-major
   if constexpr (R == Eigen::Dynamic) {
-    // Large blocks (the coupled Xt-step of tools/bench/sdpa_compare runs at rank 20-90): Eigen's
-    // blocked triangular solve for L^{-1}. Together with the SYRK in block_gram() this took an MM
-    // step at n = 100, rank 60 from 3.52 to 3.24 s per 300 steps (medians of 3, same objective to
-    // 11 digits); the scalar loop below stays for the fixed small ranks, where it is faster.
+    // Ranks above 8 (the coupled Xt-step of tools/bench/sdpa_compare runs at rank 20-90): L^{-1}
+    // by Eigen's blocked triangular solve. Together with the SYRK in block_gram() this took 300 MM
+    // steps at n = 100, rank 60 from 3.52 to 3.24 s (medians of 3, same objective to 11 digits).
     Eigen::MatrixXd Linv = Eigen::MatrixXd::Identity(r, r);
     L.template triangularView<Eigen::Lower>().solveInPlace(Linv);
     inv.noalias() = Linv.transpose() * Linv;
   } else {
+    // Ranks up to 8: L^{-1} by forward substitution; for these small blocks llt.solve(I) and the
+    // triangular solver cost several times the factorisation.
     Mat Linv = Mat::Zero(r, r);
     for (Index j = 0; j < r; ++j) {
       Linv(j, j) = 1.0 / L(j, j);
