@@ -28,12 +28,14 @@ using sdprl::testing_support::wait_for_file;
 
 const fs::path kQuickstart = fs::path(SDPRL_SOURCE_DIR) / "models" / "quickstart.toml";
 
-// A run of a few seconds here (n = 1000, ~69,000 observed entries, ~160 MM steps, 1-3 s on 2
-// shared cores), one lambda, a checkpoint every 0.2 s.
+// A run of a second or two here (n = 3000, ~240,000 observed entries, ~100 MM steps, a 1.0 s solve
+// on 2 shared cores at 5589a14), one lambda, a checkpoint every 0.05 s: the signal tests need the
+// first checkpoint well before the run ends (n = 1000 with 0.2 s had become a 0.34 s solve, and the
+// run often finished before its first checkpoint).
 std::vector<std::string> long_run(const fs::path& out) {
   return {"run", kQuickstart.string(), "--quiet", "--out", out.string(),
-          "--set", "model.synthetic.m=1000", "--set", "regularizer.lambda=1",
-          "--set", "solver.checkpoint_interval=0.2"};
+          "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1",
+          "--set", "solver.checkpoint_interval=0.05"};
 }
 
 double final_objective(const fs::path& dir) {
@@ -119,7 +121,7 @@ TEST_F(ResumeTest, SigintStopsCleanlyAndTheRunResumes) {
   EXPECT_NE(stderr_text.find("sdprl: interrupted by SIGINT"), std::string::npos) << stderr_text;
   EXPECT_NE(stderr_text.find("sdprl run --resume " + out.string()), std::string::npos) << stderr_text;
   ASSERT_TRUE(fs::exists(out / "X.mtx"));
-  EXPECT_EQ(matrix_market_values(out / "X.mtx").size(), 5000u);
+  EXPECT_EQ(matrix_market_values(out / "X.mtx").size(), 15000u);  // n r = 3000 x 5
   const json s = json::parse(read_text(out / "summary.json"));
   EXPECT_EQ(s.at("status"), "interrupted");
   EXPECT_TRUE(fs::exists(out / "trace.csv"));
