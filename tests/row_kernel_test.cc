@@ -214,10 +214,14 @@ TEST(DirectXtStep, SolvesItsNormalEquationsAtFixedAndDynamicRanks) {
       ASSERT_EQ(admm.fused(), fused);
       AdmmState st;
       admm.reset_if_needed(st);
-      st.nu = Vector::Random(H.split_terms());  // a warm state, so that every part of the right side counts
-      st.e = Vector::Random(H.split_terms());
+      // A warm state, so that every part of the right side counts; one the ADMM can make (nu_h =
+      // 2 sign(e_h) where e_h != 0), as the fused pass keeps it packed (AdmmState::u).
+      const Vector u0 = 3.0 * Vector::Random(H.split_terms());
+      st.nu = u0.cwiseMax(-2.0).cwiseMin(2.0);
+      st.e = (u0 - st.nu) / admm.rho();
       st.adjoint_generation = 0;
       const Vector nu0 = st.nu, e0 = st.e;
+      ASSERT_GT((e0.array() != 0.0).count(), H.split_terms() / 4);
       admm.iterate(st, 1e-9);
       const TermLinearization& lin = H.linearization();
       const double rho = admm.rho();
@@ -322,9 +326,12 @@ TEST(FusedRebuild, UpdateAndIterateEqualsPrepareThenIterate) {
   a1.prepare();
   a2.prepare();
   AdmmState st1, st2;
+  st1.keep_packed = st2.keep_packed = true;  // as the MM solver keeps them (AdmmState::u)
   a1.run(st1, 1e-3);  // a warm state: nonzero nu and e
   a2.run(st2, 1e-3);
-  ASSERT_TRUE(st1.nu == st2.nu);
+  ASSERT_TRUE(st1.packed() && st2.packed());
+  ASSERT_TRUE(st1.u == st2.u);
+  ASSERT_GT((st1.u.array().abs() > 2.0).count(), 0) << "no term with e != 0: a weak test";
   ASSERT_TRUE(a1.update_and_iterate(s1, X1, st1));
   EXPECT_TRUE(a1.primed());
   s2.update(X1);
@@ -332,8 +339,8 @@ TEST(FusedRebuild, UpdateAndIterateEqualsPrepareThenIterate) {
   a2.reset_if_needed(st2);
   st2.D.setZero();
   a2.iterate(st2, 1e-3);
-  EXPECT_TRUE(st1.nu == st2.nu);
-  EXPECT_TRUE(st1.e == st2.e);
+  ASSERT_TRUE(st1.packed() && st2.packed());
+  EXPECT_TRUE(st1.u == st2.u);
   EXPECT_TRUE(st1.D == st2.D);
   EXPECT_EQ(st1.primal, st2.primal);
   EXPECT_EQ(st1.dual, st2.dual);
@@ -397,12 +404,73 @@ TEST(FusedRebuild, InterruptAfterAFusedRebuildCheckpointsAResumableState) {
   EXPECT_EQ(part.status, SolverStatus::kInterrupted);
   ASSERT_EQ(saved.size(), 1u);
   EXPECT_EQ(saved[0].k, 11) << "the step whose first iteration was done is finished first";
+  // Saved as the fused pass keeps it: packed (AdmmState::u), so that nothing is rounded on the way.
+  EXPECT_EQ(saved[0].u.size(), Surrogate(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, 3).split_terms());
+  EXPECT_EQ(saved[0].nu.size(), 0);
   o.interrupt = nullptr;
   Matrix resumed = saved[0].X;
   const Summary rest = solve(model, *loss, {0.3, 0.0}, o, resumed, {}, &saved[0]);
   EXPECT_EQ(rest.mm_iterations, 30);
   EXPECT_EQ(rest.final_objective, full.final_objective);
   EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
+  // The same state given as nu and e (as a caller of solve() would build it) resumes to the same
+  // run up to rounding: the solver packs it at the saved rho.
+  SolverState plain = saved[0];
+  AdmmState unpacked;
+  unpacked.u = plain.u;
+  unpacked.packed_rho = plain.rho;
+  unpacked.unpack();
+  plain.u.resize(0);
+  plain.nu = unpacked.nu;
+  plain.e = unpacked.e;
+  Matrix from_plain = plain.X;
+  const Summary again = solve(model, *loss, {0.3, 0.0}, o, from_plain, {}, &plain);
+  EXPECT_EQ(again.mm_iterations, 30);
+  EXPECT_NEAR(again.final_objective, full.final_objective, 1e-9 * std::abs(full.final_objective));
+  EXPECT_LE((from_plain - reference).norm(), 1e-7 * reference.norm());
+}
+
+// AdmmState::pack / unpack (sdprl/surrogate.h): u = nu + rho e <-> nu = clamp(u, -2, 2),
+// e = (u - nu) / rho. Unpacked states are those the ADMM makes (|nu| <= 2, nu = 2 sign(e) where
+// e != 0), the round trip is exact up to rounding, and the representation does not depend on rho
+// (packing at another rho gives the same nu and e back).
+TEST(PackedState, PackAndUnpackAreInverseOnAdmmStates) {
+  const double rho = 1.7;
+  Vector u = 3.0 * Vector::Random(2000);
+  u.head(4) << 2.0, -2.0, 0.0, 2.0 + 1e-15;  // the edges of the clamp
+  AdmmState st;
+  st.u = u;
+  st.packed_rho = rho;
+  ASSERT_TRUE(st.packed());
+  st.unpack();
+  ASSERT_FALSE(st.packed());
+  ASSERT_EQ(st.u.size(), 0);
+  ASSERT_EQ(st.nu.size(), u.size());
+  Index moved = 0;
+  for (Index h = 0; h < u.size(); ++h) {
+    ASSERT_LE(std::abs(st.nu[h]), 2.0);
+    if (st.e[h] != 0.0) {
+      ++moved;
+      ASSERT_EQ(st.nu[h], st.e[h] > 0.0 ? 2.0 : -2.0) << h;
+    }
+    ASSERT_NEAR(st.nu[h] + rho * st.e[h], u[h], 1e-15 * (1.0 + std::abs(u[h]))) << h;
+  }
+  EXPECT_GT(moved, u.size() / 4);
+  const Vector nu = st.nu, e = st.e;
+  st.pack(rho);
+  EXPECT_LE((st.u - u).cwiseAbs().maxCoeff(), 1e-15 * 4.0);
+  st.pack(0.3);  // repacked at another rho: the same (nu, e)
+  EXPECT_EQ(st.packed_rho, 0.3);
+  st.unpack();
+  EXPECT_TRUE(st.nu == nu);
+  EXPECT_LE((st.e - e).cwiseAbs().maxCoeff(), 1e-14);
+  // A pair the ADMM cannot make (|nu| < 2 with e != 0) is projected onto one it can.
+  st.nu = Vector::Constant(1, 1.0);
+  st.e = Vector::Constant(1, 1.0);
+  st.pack(2.0);  // u = 1 + 2 * 1 = 3
+  st.unpack();
+  EXPECT_EQ(st.nu[0], 2.0);
+  EXPECT_EQ(st.e[0], 0.5);  // (u - 2) / rho
 }
 
 }  // namespace

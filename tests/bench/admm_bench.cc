@@ -139,6 +139,7 @@ void BM_AdmmIteration(benchmark::State& state) {
     return;
   }
   sdprl::AdmmState st;
+  st.keep_packed = true;  // as the MM solver keeps it (fused row pass: u instead of nu and e)
   admm.reset_if_needed(st);
   // Untimed warm-up: sizes (and first-touches) every buffer of the state and the ADMM scratch,
   // so that the timed iterations measure the steady state, not page faults.
@@ -159,10 +160,16 @@ void BM_MmStep(benchmark::State& state) {
   Instance& in = instance(state.range(0));
   sdprl::Admm& admm = admm_of(state, in);
   sdprl::AdmmState st;
+  st.keep_packed = true;  // as the MM solver keeps it
   auto step = [&] {
     admm.reset_if_needed(st);
-    st.e.setZero();
-    st.nu.setZero();
+    // A cold state: nu = e = 0, i.e. u = 0 when packed.
+    if (st.packed()) {
+      st.u.setZero();
+    } else {
+      st.e.setZero();
+      st.nu.setZero();
+    }
     // The fused pass as the solver runs it: the rebuild with the first ADMM iteration inside
     // (Admm::update_and_iterate), then the rest of the ADMM.
     if (state.range(2) && admm.update_and_iterate(*in.surrogate, in.X0, st)) return admm.run(st, in.eps1);

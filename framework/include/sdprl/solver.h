@@ -180,6 +180,7 @@ struct SolverState {
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   // The ADMM warm start (AdmmState; Xt restarts from 0 at every MM step, so it is not kept).
   Vector nu, e;             // multipliers and split variables of the terms
+  Vector u;                 // or both packed at `rho` (AdmmState::u; nu and e empty then)
   Matrix Y, mu;             // constraint split Y = X_k + Xt in K and its multiplier (else empty)
   Summary summary;          // counters, trace and times so far (status and message unused)
 };

@@ -107,6 +107,22 @@ struct AdmmState {
   Matrix mu;   // its multiplier (in the polar cone of K)
   Vector e;    // split variables
   Vector nu;   // multipliers, |nu| <= 2 (|nu_h| <= 2 w_h with term_weights())
+  // The fused row pass (admm/row_kernel.h) keeps nu and e packed in one vector,
+  //   u = nu + rho e,   from which   nu = clamp(u, -2, 2),  e = (u - nu) / rho,
+  // exact for the states the ADMM makes (nu_h = 2 sign(e_h) where e_h != 0; u = rho z with the
+  // e-step's z): one double per split term read and written per iteration instead of two (issue
+  // #8: 16 of the 52 bytes per term at m = 10^5). While packed() the state is u alone (nu and e
+  // are empty); unpack() gives nu and e back. Admm::run() and iterate() unpack before they return
+  // unless keep_packed (the MM solver keeps it packed between its steps).
+  Vector u;
+  double packed_rho = 0.0;  // > 0: u holds the state, packed at this rho
+  bool keep_packed = false;
+  bool packed() const { return packed_rho > 0.0; }
+  // (nu, e) -> u at `rho`; a packed state at another rho is unpacked first. Exact in exact
+  // arithmetic for states with nu_h in 2 sign(e_h) (the ADMM's); others are projected onto them.
+  SDPRL_API void pack(double rho);
+  // u -> (nu, e); nothing when not packed.
+  SDPRL_API void unpack();
   Vector PD;   // P(D) of the last iteration
   // Direct Xt-step: P*(nu) and P*(b - e), kept up to date by Admm::iterate so that an iteration
   // needs one adjoint instead of two. Valid while adjoint_generation matches the Admm's; a caller
@@ -133,7 +149,8 @@ class SDPRL_API Admm {
   double balanced_rho() const { return balanced_rho_; }
   // Sizes the state for the surrogate (zeros) if it does not fit; keeps it otherwise.
   void reset_if_needed(AdmmState& state) const;
-  // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy.
+  // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy. The fused row pass
+  // packs the state (AdmmState::u); it is unpacked again on return unless state.keep_packed.
   void iterate(AdmmState& state, double eps);
   // Iterates until gap <= eps (at least once) or max_iterations; returns the iteration count.
   // After update_and_iterate(), its iteration counts as the first: run() tests its gap first.
@@ -147,7 +164,8 @@ class SDPRL_API Admm {
   // of prepare(), reset_if_needed(state), state.D = 0 and iterate(state) (tests/fused_rebuild_test.cc).
   // Returns true when it did so (then skip those calls; run() counts the iteration), false when
   // the path does not apply (after the surrogate update alone; call prepare() as usual). Keeps
-  // rho; balanced_rho() stays that of the last prepare().
+  // rho; balanced_rho() stays that of the last prepare(). Leaves the state packed (AdmmState::u)
+  // for the run() that follows.
   bool update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state);
   // True between an update_and_iterate() that ran the first iteration and the next run().
   bool primed() const { return primed_; }
@@ -160,6 +178,8 @@ class SDPRL_API Admm {
   double constraint_rho() const { return rho_k_; }
 
  private:
+  // iterate() without the final unpack (run() unpacks once, at its end).
+  void step(AdmmState& state, double eps);
   void solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations);
   void apply_system(const Matrix& D, Matrix& out) const;
   void apply_preconditioner(const Matrix& R, Matrix& out) const;

@@ -34,11 +34,12 @@ class Admm::RowStep final : public RowConsumer {
     detail::invert_row_block(gram_block, bii, admm_.rho_, admm_.rho_k_, r, inverse);
     detail::RowKernel k = kernel_;
     k.b = s.linearization().offsets().data();  // the row's b_h are final now
-    // Two deg-vectors per thread, kept across rows and MM steps (rows may come from any thread).
-    thread_local std::vector<double> work;
-    if (work.size() < static_cast<std::size_t>(2 * deg)) work.resize(static_cast<std::size_t>(2 * deg));
+    // Two deg-vectors per thread, kept across rows and MM steps (rows may come from any thread);
+    // aligned as fused_iteration()'s (see RowBuffers in row_kernel.cc).
+    thread_local Eigen::VectorXd work;
+    if (work.size() < 2 * deg) work.resize(2 * deg);
     rows_[static_cast<std::size_t>(i)] =
-        detail::iterate_row(k, i, a, bii, inverse, work.data(), state_.nu.data(), state_.e.data(), state_.D.data());
+        detail::iterate_row(k, i, a, bii, inverse, work.data(), state_.u.data(), state_.D.data());
   }
 
   detail::RowSums total() const { return detail::sum_row_sums(rows_); }
@@ -87,6 +88,7 @@ bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&
     return false;
   }
   reset_if_needed(st);
+  st.pack(rho_);
   const Index n = s_.rows(), r = s_.rank();
   st.D.resize(n, r);  // every row is written
   inverse_blocks_.resize(static_cast<std::size_t>(n * r * r));
@@ -184,12 +186,38 @@ void Admm::factor_blocks() {
   }
 }
 
+void AdmmState::pack(double rho) {
+  if (packed_rho == rho) return;
+  unpack();  // a state packed at another rho
+  // u = nu + rho e (sdprl/surrogate.h); nu and e are freed, not kept stale (m = 10^5: 2 x 185 MB).
+  u = nu + rho * e;
+  packed_rho = rho;
+  Vector().swap(nu);
+  Vector().swap(e);
+  adjoint_generation = 0;
+}
+
+void AdmmState::unpack() {
+  if (!packed()) return;
+  nu = u.cwiseMax(-2.0).cwiseMin(2.0);
+  e = (u - nu) / packed_rho;
+  packed_rho = 0.0;
+  Vector().swap(u);
+  adjoint_generation = 0;
+}
+
 void Admm::reset_if_needed(AdmmState& state) const {
   const Index n = s_.rows(), r = s_.rank(), h = s_.split_terms();
   if (state.D.rows() != n || state.D.cols() != r) state.D.setZero(n, r);
-  if (state.e.size() != h || state.nu.size() != h) state.adjoint_generation = 0;
-  if (state.e.size() != h) state.e.setZero(h);
-  if (state.nu.size() != h) state.nu.setZero(h);
+  if (state.packed() && state.u.size() != h) {  // a packed state of another problem: dropped
+    state.packed_rho = 0.0;
+    Vector().swap(state.u);
+  }
+  if (!state.packed()) {
+    if (state.e.size() != h || state.nu.size() != h) state.adjoint_generation = 0;
+    if (state.e.size() != h) state.e.setZero(h);
+    if (state.nu.size() != h) state.nu.setZero(h);
+  }
   if (constraint_ && (state.mu.rows() != n || state.mu.cols() != r)) state.mu.setZero(n, r);
 }
 
@@ -241,9 +269,15 @@ void Admm::solve_xt(const Matrix& rhs, Matrix& D, double eps, long* cg_iteration
 }
 
 void Admm::iterate(AdmmState& st, double eps) {
+  step(st, eps);
+  if (!st.keep_packed) st.unpack();
+}
+
+void Admm::step(AdmmState& st, double eps) {
   const TermLinearization& lin = s_.linearization();
   const Vector& b = lin.offsets();
   if (fused_) {
+    st.pack(rho_);
     // The same iteration as below, one row at a time (admm/row_kernel.h).
     detail::RowKernel k;
     k.lin = &lin;
@@ -256,13 +290,14 @@ void Admm::iterate(AdmmState& st, double eps) {
     k.b_diagonal = &s_.b_diagonal();
     k.inverse_blocks = inverse_blocks_.data();
     k.rho = rho_;
-    const detail::RowSums sums = detail::fused_iteration(k, st.nu, st.e, st.D);
+    const detail::RowSums sums = detail::fused_iteration(k, st.u, st.D);
     st.step = st.D;
     st.primal = sums.quadratic + 2.0 * sums.absolute + s_.c();
     st.dual = s_.c() + sums.nu_b - 0.25 * sums.m_binv_m;
     st.gap = st.primal - st.dual;
     return;
   }
+  st.unpack();
   // Xt-step: (2B + rho P*P) D = -G - P*(nu + rho (b - e)). With a direct Xt-step, P*(nu) and
   // P*(b - e) are carried from the last iteration (see below), computed afresh once per prepare().
   const bool carried = direct_;
@@ -333,9 +368,10 @@ int Admm::run(AdmmState& st, double eps) {
   }
   // At least one iteration: testing the gap first lets a warm nu return Xt = 0 and stall the MM.
   while (t == 0 || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
-    iterate(st, eps);
+    step(st, eps);
     ++t;
   }
+  if (!st.keep_packed) st.unpack();
   st.iterations = t;
   return t;
 }

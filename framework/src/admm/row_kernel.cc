@@ -32,11 +32,16 @@ decltype(auto) with_rank(Index r, F&& f) {
 }
 
 // Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
+// `work` is an Eigen vector for its alignment (EIGEN_MAX_ALIGN_BYTES), as in Admm::RowStep: the
+// dynamic-rank kernel's whole-array expressions peel unaligned heads off as scalar code, whose
+// FMA contractions may differ from the vector body's, so both callers must hand it equally
+// aligned buffers to get bitwise the same iterates.
 struct RowBuffers {
-  std::vector<double> a, work;
+  std::vector<double> a;
+  Eigen::VectorXd work;
   explicit RowBuffers(const RowKernel& k)
       : a(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1) * k.r)),
-        work(static_cast<std::size_t>(2 * std::max<Index>(k.max_degree, 1))) {}
+        work(2 * std::max<Index>(k.max_degree, 1)) {}
 };
 
 // Eight doubles: one AVX-512 register, two AVX ones. The fixed-rank kernels below keep their
@@ -53,25 +58,24 @@ double add_lanes(const Lanes& lanes, double start) {
   return start;
 }
 
-// Row i of one iteration (formulas in row_kernel.h). Not inlined: fused_iteration() and
-// Admm::update_and_iterate() call this one function, so that their iterates agree bit for bit
-// (an inlined copy could be contracted into FMAs differently).
+// Row i of one iteration (formulas in row_kernel.h, on the packed state u). Not inlined:
+// fused_iteration() and Admm::update_and_iterate() call this one function, so that their iterates
+// agree bit for bit (an inlined copy could be contracted into FMAs differently).
 //
 // For a fixed rank the row's terms are read in two passes of eight terms at a time, each with its
 // sums in registers: (1) y_h and sum_h y_h a_h; (2) v_h, the e- and nu-steps and the gap's sums.
-// The row's data (a, nu, e, b) is read twice, not once per formula as in the generic form below
+// The row's data (a, u, b) is read twice, not once per formula as in the generic form below
 // (some 4 r + 8 passes over the row): 17% less time per ADMM iteration at m = 10^4, rank 5.
 template <int R>
 [[gnu::noinline]] RowSums iterate_one(const RowKernel& k, Index i, const double* a, double bii, const double* inverse,
-                                      double* work, double* nu_all, double* e_all, double* D) {
+                                      double* work, double* u_all, double* D) {
   using Vec = Eigen::Matrix<double, R, 1>;
   using Mat = Eigen::Matrix<double, R, R, Eigen::RowMajor>;
   const Index r = k.r;
-  const double rho = k.rho, inv_rho = 1.0 / rho, threshold = 2.0 / rho;
+  const double rho = k.rho;
   const Index p0 = k.offsets[i], deg = k.offsets[i + 1] - p0;
   const Eigen::Map<const Vec> g(k.G->data() + i * r, r);
-  double* nu_row = nu_all + p0;
-  double* e_row = e_all + p0;
+  double* u_row = u_all + p0;
   const double* b_row = k.b + p0;
   // Locals (not views of memory), so that the compiler may keep them in registers.
   Vec acc(r), m(r), dl(r);
@@ -80,52 +84,49 @@ template <int R>
     using Map = Eigen::Map<Lanes>;
     using ConstMap = Eigen::Map<const Lanes>;
     const Index full = deg - deg % 8;
-    // Pass 1, Xt-step: y_h = nu_h + rho (b_h - e_h);  d_i = K_i^{-1} (-G_i - sum_h y_h a_h).
+    // Pass 1, Xt-step: y_h = rho b_h + 2 nu_h - u_h;  d_i = K_i^{-1} (-G_i - sum_h y_h a_h).
     Lanes sum_lanes[R];
     for (Lanes& l : sum_lanes) l.setZero();
     for (Index q = 0; q < full; q += 8) {
-      const Lanes y = ConstMap(nu_row + q) + rho * (ConstMap(b_row + q) - ConstMap(e_row + q));
+      const Lanes u = ConstMap(u_row + q);
+      const Lanes y = rho * ConstMap(b_row + q) + 2.0 * u.max(-2.0).min(2.0) - u;
       for (int c = 0; c < R; ++c) sum_lanes[c] += y * ConstMap(a + c * deg + q);
     }
     double tail[R] = {};
     for (Index q = full; q < deg; ++q) {
-      const double y = nu_row[q] + rho * (b_row[q] - e_row[q]);
+      const double u = u_row[q];
+      const double y = rho * b_row[q] + 2.0 * std::min(std::max(u, -2.0), 2.0) - u;
       for (int c = 0; c < R; ++c) tail[c] += y * a[c * deg + q];
     }
     for (int c = 0; c < R; ++c) acc[c] = -g[c] - add_lanes(sum_lanes[c], tail[c]);
     dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
     Eigen::Map<Vec>(D + i * r, r) = dl;
-    // Pass 2: v_h = <d_i, a_h> + b_h; e-step soft(z, t) = z - clamp(z, -t, t) (branch-free and
-    // exact) at z = v + nu / rho; nu-step; the gap's |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
+    // Pass 2: v_h = <d_i, a_h> + b_h; the e- and nu-steps u_h <- rho v_h + nu_h, nu_h <- clamp(u_h)
+    // (branch-free); the gap's |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
     Lanes abs_lanes = Lanes::Zero(), nub_lanes = Lanes::Zero();
     for (Lanes& l : sum_lanes) l.setZero();
     for (Index q = 0; q < full; q += 8) {
       const Lanes b = ConstMap(b_row + q);
       Lanes v = b;
       for (int c = 0; c < R; ++c) v += dl[c] * ConstMap(a + c * deg + q);
-      const Lanes nu = ConstMap(nu_row + q);
-      const Lanes z = v + nu * inv_rho;
-      const Lanes e = z - z.max(-threshold).min(threshold);
-      const Lanes nu_new = nu + rho * (v - e);
-      Map(e_row + q) = e;
-      Map(nu_row + q) = nu_new;
+      const Lanes u = rho * v + ConstMap(u_row + q).max(-2.0).min(2.0);
+      const Lanes nu = u.max(-2.0).min(2.0);
+      Map(u_row + q) = u;
       abs_lanes += v.abs();
-      nub_lanes += nu_new * b;
-      for (int c = 0; c < R; ++c) sum_lanes[c] += nu_new * ConstMap(a + c * deg + q);
+      nub_lanes += nu * b;
+      for (int c = 0; c < R; ++c) sum_lanes[c] += nu * ConstMap(a + c * deg + q);
     }
     double abs_tail = 0.0, nub_tail = 0.0;
     for (int c = 0; c < R; ++c) tail[c] = 0.0;
     for (Index q = full; q < deg; ++q) {
       double v = b_row[q];
       for (int c = 0; c < R; ++c) v += dl[c] * a[c * deg + q];
-      const double z = v + nu_row[q] * inv_rho;
-      const double e = z - std::min(std::max(z, -threshold), threshold);
-      const double nu_new = nu_row[q] + rho * (v - e);
-      e_row[q] = e;
-      nu_row[q] = nu_new;
+      const double u = rho * v + std::min(std::max(u_row[q], -2.0), 2.0);
+      const double nu = std::min(std::max(u, -2.0), 2.0);
+      u_row[q] = u;
       abs_tail += std::abs(v);
-      nub_tail += nu_new * b_row[q];
-      for (int c = 0; c < R; ++c) tail[c] += nu_new * a[c * deg + q];
+      nub_tail += nu * b_row[q];
+      for (int c = 0; c < R; ++c) tail[c] += nu * a[c * deg + q];
     }
     row.absolute = add_lanes(abs_lanes, abs_tail);
     row.nu_b = add_lanes(nub_lanes, nub_tail);
@@ -134,24 +135,23 @@ template <int R>
   } else {
     using Arr = Eigen::Map<Eigen::ArrayXd>;
     using ConstArr = Eigen::Map<const Eigen::ArrayXd>;
-    Arr nu(nu_row, deg), e(e_row, deg), y(work, deg), v(work + deg, deg);
+    Arr u(u_row, deg), y(work, deg), v(work + deg, deg);
     const ConstArr b(b_row, deg);
     // a_h component by component: column c of the row's (deg x r) matrix is contiguous.
     // (a may be nullptr when deg = 0: the maps are then empty and their sums 0.)
     auto column = [a, deg](Index c) { return ConstArr(a + c * deg, deg); };
     // The same formulas as the fixed-rank passes, one whole-array expression at a time.
-    y = nu + rho * (b - e);
+    y = rho * b + 2.0 * u.max(-2.0).min(2.0) - u;
     for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
     dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
     Eigen::Map<Vec>(D + i * r, r) = dl;
     v = b;
     for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
-    y = v + nu * inv_rho;  // z, in y's storage
-    e = y - y.max(-threshold).min(threshold);
-    nu += rho * (v - e);
+    u = rho * v + u.max(-2.0).min(2.0);
+    y = u.max(-2.0).min(2.0);  // nu, in y's storage
     row.absolute = v.abs().sum();
-    row.nu_b = (nu * b).sum();
-    for (Index c = 0; c < r; ++c) m[c] = g[c] + (nu * column(c)).sum();
+    row.nu_b = (y * b).sum();
+    for (Index c = 0; c < r; ++c) m[c] = g[c] + (y * column(c)).sum();
   }
   row.quadratic = bii * dl.squaredNorm() + g.dot(dl);
   // B_ii = 0: no term and no regularizer on row i, M_i = 0 there (the pseudo-inverse of B).
@@ -160,25 +160,24 @@ template <int R>
 }
 
 template <int R>
-void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* nu_all, double* e_all,
-                  double* D, RowSums& sums) {
+void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* u_all, double* D,
+                  RowSums& sums) {
   const Index r = k.r;
   for (Index i = begin; i < end; ++i) {
-    // The row's nu, e and b are read only after its a_h are gathered: asking for their cache lines
+    // The row's u and b are read only after its a_h are gathered: asking for their cache lines
     // first lets the gather (bound by the latency of its random reads of X) hide their transfer.
     for (Index p = k.offsets[i]; p < k.offsets[i + 1]; p += 8) {
-      __builtin_prefetch(nu_all + p, 1);
-      __builtin_prefetch(e_all + p, 1);
+      __builtin_prefetch(u_all + p, 1);
       __builtin_prefetch(k.b + p);
     }
     if (k.offsets[i + 1] > k.offsets[i]) k.lin->row_vectors(i, w.a.data());
     sums.add(iterate_one<R>(k, i, w.a.data(), (*k.b_diagonal)[i], k.inverse_blocks + i * r * r, w.work.data(),
-                            nu_all, e_all, D));
+                            u_all, D));
   }
 }
 
 template <int R>
-RowSums iterate_all(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
+RowSums iterate_all(const RowKernel& k, Vector& u, Matrix& D) {
   const Index chunks = (k.n + kChunk - 1) / kChunk;
   std::vector<RowSums> partial(static_cast<std::size_t>(chunks));
 #pragma omp parallel
@@ -187,8 +186,7 @@ RowSums iterate_all(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
 #pragma omp for schedule(static)
     for (Index c = 0; c < chunks; ++c) {
       const Index begin = c * kChunk, end = std::min(k.n, begin + kChunk);
-      iterate_rows<R>(k, begin, end, buffers, nu.data(), e.data(), D.data(),
-                      partial[static_cast<std::size_t>(c)]);
+      iterate_rows<R>(k, begin, end, buffers, u.data(), D.data(), partial[static_cast<std::size_t>(c)]);
     }
   }
   RowSums total;
@@ -324,9 +322,9 @@ void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& o
     out.row(i).noalias() = R.row(i) * Block(inverse_blocks + i * r * r, r, r).transpose();
 }
 
-RowSums fused_iteration(const RowKernel& k, Vector& nu, Vector& e, Matrix& D) {
+RowSums fused_iteration(const RowKernel& k, Vector& u, Matrix& D) {
   D.resize(k.n, k.r);
-  return with_rank(k.r, [&](auto R) { return iterate_all<decltype(R)::value>(k, nu, e, D); });
+  return with_rank(k.r, [&](auto R) { return iterate_all<decltype(R)::value>(k, u, D); });
 }
 
 void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_k, Index n, Index r,
@@ -335,8 +333,8 @@ void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double 
 }
 
 RowSums iterate_row(const RowKernel& k, Index i, const double* a, double b_ii, const double* inverse, double* work,
-                    double* nu, double* e, double* D) {
-  return with_rank(k.r, [&](auto R) { return iterate_one<decltype(R)::value>(k, i, a, b_ii, inverse, work, nu, e, D); });
+                    double* u, double* D) {
+  return with_rank(k.r, [&](auto R) { return iterate_one<decltype(R)::value>(k, i, a, b_ii, inverse, work, u, D); });
 }
 
 RowSums sum_row_sums(const std::vector<RowSums>& rows) {

@@ -11,9 +11,15 @@
 //             D(nu) = c + sum_h nu_h b_h - (1/4) sum_i |M_i|^2 / B_ii,  M_i = G_i + sum_h nu_h a_h
 //
 // which is Admm::iterate() written for one row at a time (the same formulas as sdprl/surrogate.h).
-// One pass over a row's split terms reads a_h, b_h, nu_h, e_h once from memory and uses them twice
-// from cache: the bandwidth floor of issue #8, about (r + 3) doubles per split term, instead of the
-// three separate passes (P*, P, P* again for the dual) of the generic path.
+// The state is packed (AdmmState::u): after an e- and nu-step, u_h = nu_h + rho e_h is rho times
+// the e-step's argument v_h + nu_h^old / rho, and nu_h = clamp(u_h, -2, 2); so the steps read
+//
+//   Xt-step   y_h  = nu_h + rho (b_h - e_h) = rho b_h + 2 nu_h - u_h
+//   e/nu-step u_h <- rho v_h + nu_h,   nu_h <- clamp(u_h, -2, 2)    (e_h = (u_h - nu_h) / rho)
+//
+// One pass over a row's split terms reads a_h, b_h and u_h once from memory and uses them twice
+// from cache, and writes u_h once: the bandwidth floor of issue #8, about (r + 3) doubles per split
+// term, instead of the three separate passes (P*, P, P* again for the dual) of the generic path.
 //
 // Rows are processed in fixed chunks whose partial sums are added in chunk order, so the result
 // is bit-identical for any number of threads.
@@ -54,18 +60,18 @@ struct RowSums {
   }
 };
 
-// One ADMM iteration on all rows: updates nu and e in place and writes Xt into D (n x r).
-RowSums fused_iteration(const RowKernel& kernel, Vector& nu, Vector& e, Matrix& D);
+// One ADMM iteration on all rows: updates the packed state u in place and writes Xt into D (n x r).
+RowSums fused_iteration(const RowKernel& kernel, Vector& u, Matrix& D);
 
 // Row i's share of fused_iteration() from its a_h already in memory (`a`, component-major as
 // TermLinearization::row_vectors writes them; may be nullptr when the row has no split terms),
-// with B_ii = b_ii and K_i^{-1} = inverse (r x r, row-major): updates the row's nu and e, writes
+// with B_ii = b_ii and K_i^{-1} = inverse (r x r, row-major): updates the row's packed u, writes
 // d_i into row i of D (n x r, row-major) and returns the row's parts of the sums. `work` holds
 // 2 deg doubles. kernel.lin, .b_diagonal and .inverse_blocks are not read. fused_iteration() runs
 // exactly this per row, so a caller that visits rows on its own (Admm::update_and_iterate) gets
 // bitwise the same iterate when it adds the rows' sums with sum_row_sums().
 RowSums iterate_row(const RowKernel& kernel, Index i, const double* a, double b_ii, const double* inverse,
-                    double* work, double* nu, double* e, double* D);
+                    double* work, double* u, double* D);
 
 // The total of per-row sums in fused_iteration()'s order (rows in chunks, chunks in order).
 RowSums sum_row_sums(const std::vector<RowSums>& rows);

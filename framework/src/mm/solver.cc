@@ -67,6 +67,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
   const Index n = summary.n, rank = summary.rank;
   Surrogate surrogate(model, loss, weights, options.admm.split, rank);
   AdmmState state;
+  state.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
   summary.split_terms = surrogate.split_terms();
 
   surrogate.update(X);
@@ -85,10 +86,13 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     const Index h = summary.split_terms;
     const bool constrained = model.constraint != nullptr;
     auto fits = [](const Matrix& M, Index rows, Index cols) { return M.rows() == rows && M.cols() == cols; };
-    if (start->nu.size() != h || start->e.size() != h ||
+    const bool packed = start->u.size() != 0;
+    if ((packed ? start->u.size() != h || start->nu.size() != 0 || start->e.size() != 0 || !(start->rho > 0.0)
+                : start->nu.size() != h || start->e.size() != h) ||
         (constrained ? !(fits(start->mu, n, rank) && (start->Y.size() == 0 || fits(start->Y, n, rank)))
                      : (start->mu.size() != 0 || start->Y.size() != 0)))
-      throw Error("solver", "the saved ADMM state does not fit this problem (" + std::to_string(start->nu.size()) +
+      throw Error("solver", "the saved ADMM state does not fit this problem (" +
+                                std::to_string(std::max(start->nu.size(), start->u.size())) +
                                 " multipliers saved, " + std::to_string(h) + " split terms here)");
     const Summary& saved = start->summary;
     summary.rho = start->rho;
@@ -100,8 +104,14 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     summary.init_time = saved.init_time;
     summary.trace = saved.trace;
     summary.final_objective = f = start->objective;
-    state.nu = start->nu;
-    state.e = start->e;
+    // Packed as saved, so that the resumed run continues from the very same doubles.
+    if (packed) {
+      state.u = start->u;
+      state.packed_rho = start->rho;
+    } else {
+      state.nu = start->nu;
+      state.e = start->e;
+    }
     state.mu = start->mu;
     state.Y = start->Y;
     c0 = start->c0;
@@ -135,13 +145,17 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     saved.c0 = c0;
     saved.rho = summary.rho;
     saved.small_steps = small_steps;
-    // The ADMM vectors are lent, not copied (m = 10^5: 2 x 23M doubles), and given back even when
-    // the callback throws.
+    // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when
+    // the callback throws. A packed state is saved packed (at saved.rho, the ADMM's rho): unpacked
+    // and packed again, (nu, e) would come back different in the last bits.
+    if (state.packed() && state.packed_rho != saved.rho) state.unpack();  // (not in practice)
+    saved.u.swap(state.u);
     saved.nu.swap(state.nu);
     saved.e.swap(state.e);
     saved.Y.swap(state.Y);
     saved.mu.swap(state.mu);
     auto give_back = [&] {
+      saved.u.swap(state.u);
       saved.nu.swap(state.nu);
       saved.e.swap(state.e);
       saved.Y.swap(state.Y);

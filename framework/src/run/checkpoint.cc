@@ -16,9 +16,10 @@ namespace {
 
 constexpr char kMagic[] = "SDPRL-CHECKPOINT";  // 16 bytes, without the terminating zero
 constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
-// Version 1: the first format. Bump it with any change of the fields below: an old checkpoint is
-// then refused by name instead of misread.
-constexpr std::uint32_t kVersion = 1;
+// Version 1: the first format. Version 2: the ADMM state may be packed (SolverState::u): a u64
+// tag (0: nu and e follow, 1: u follows) before it. Bump the version with any change of the fields
+// below: an old checkpoint is then refused by name instead of misread.
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -31,8 +32,8 @@ std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf2
 }
 
 // Writes raw values straight to the stream, hashing them on the way (FNV-1a, as fnv1a()): a
-// checkpoint of m = 10^5 holds 2 x 23M doubles of ADMM state, and a byte string of it beside the
-// state lifted the run's peak memory by 0.4-0.8 GB.
+// checkpoint of m = 10^5 holds 23M doubles of ADMM state (46M unpacked), and a byte string of it
+// beside the state lifted the run's peak memory by 0.4-0.8 GB.
 class Writer {
  public:
   explicit Writer(std::ostream& os) : os_(os) {}
@@ -256,8 +257,13 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       w.f64(s.c0);
       w.f64(s.rho);
       w.i64(s.small_steps);
-      w.vec(s.nu);
-      w.vec(s.e);
+      w.u64(s.u.size() != 0 ? 1 : 0);
+      if (s.u.size() != 0) {
+        w.vec(s.u);
+      } else {
+        w.vec(s.nu);
+        w.vec(s.e);
+      }
       w.mat(s.Y);
       w.mat(s.mu);
       write_summary(w, s.summary);
@@ -324,8 +330,14 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     s.c0 = r.f64();
     s.rho = r.f64();
     s.small_steps = r.i32();
-    s.nu = r.vec();
-    s.e = r.vec();
+    const std::uint64_t packed = r.u64();
+    if (packed > 1) r.corrupt("the ADMM state's tag is neither 0 (nu, e) nor 1 (packed u)");
+    if (packed) {
+      s.u = r.vec();
+    } else {
+      s.nu = r.vec();
+      s.e = r.vec();
+    }
     s.Y = r.mat();
     s.mu = r.mat();
     s.summary = read_summary(r);

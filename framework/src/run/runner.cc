@@ -321,7 +321,7 @@ RunResult run_model(const RunRequest& request) {
     saved.best = best;
     saved.best_X = result.X;
     saved.has_state = state != nullptr;
-    saved.state_ref = state;  // written from the solver's own copy: no second copy of nu and e
+    saved.state_ref = state;  // written from the solver's own copy: no second copy of its ADMM state
     try {
       run_detail::write_checkpoint(checkpoint_file, saved);
       saved.state_ref = nullptr;
