@@ -147,7 +147,8 @@ class SDPRL_API Admm {
   // tr(2B) / tr(P*P) at the last prepare(): the rho at which the two parts of the Xt-step's
   // matrix have the same scale (0 when P*P = 0). See automatic_rho().
   double balanced_rho() const { return balanced_rho_; }
-  // Sizes the state for the surrogate (zeros) if it does not fit; keeps it otherwise.
+  // Sizes the state for the surrogate (zeros) if it does not fit; keeps it otherwise. With
+  // state.keep_packed on the fused path a fresh state is made packed (u = 0).
   void reset_if_needed(AdmmState& state) const;
   // One iteration (Xt-, e-, nu-step), then the gap. `eps` sets the CG accuracy. The fused row pass
   // packs the state (AdmmState::u); it is unpacked again on return unless state.keep_packed.

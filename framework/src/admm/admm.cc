@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
 
 #include <Eigen/Eigenvalues>
 
@@ -189,8 +190,11 @@ void Admm::factor_blocks() {
 void AdmmState::pack(double rho) {
   if (packed_rho == rho) return;
   unpack();  // a state packed at another rho
-  // u = nu + rho e (sdprl/surrogate.h); nu and e are freed, not kept stale (m = 10^5: 2 x 185 MB).
-  u = nu + rho * e;
+  // u = nu + rho e (sdprl/surrogate.h), in nu's storage; e is freed, not kept stale (m = 10^5: 185
+  // MB), and no third vector is allocated on the way.
+  if (nu.size() != e.size()) throw std::invalid_argument("AdmmState::pack: nu and e differ in size");
+  nu += rho * e;
+  u.swap(nu);
   packed_rho = rho;
   Vector().swap(nu);
   Vector().swap(e);
@@ -212,6 +216,14 @@ void Admm::reset_if_needed(AdmmState& state) const {
   if (state.packed() && state.u.size() != h) {  // a packed state of another problem: dropped
     state.packed_rho = 0.0;
     Vector().swap(state.u);
+  }
+  if (!state.packed() && state.keep_packed && fused_ && (state.e.size() != h || state.nu.size() != h)) {
+    // A fresh state for the fused pass: nu = e = 0 is u = 0 (no nu and e to allocate and pack).
+    // Only with keep_packed: a caller that sets nu and e by hand after this call expects them used.
+    Vector().swap(state.nu);
+    Vector().swap(state.e);
+    state.u.setZero(h);
+    state.packed_rho = rho_;
   }
   if (!state.packed()) {
     if (state.e.size() != h || state.nu.size() != h) state.adjoint_generation = 0;
