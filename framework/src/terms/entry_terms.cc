@@ -246,6 +246,14 @@ class EntryLinearization final : public TermLinearization {
       if (consumer) consumer->consume_row(i, nullptr, 0, block, 0.0);
       return;
     }
+    // The row's targets are read, and its scale and b written, only after its partner rows are
+    // gathered: asking for their cache lines first lets the gather (bound by the latency of its
+    // random reads of X) hide their transfer, as iterate_rows() in admm/row_kernel.cc does.
+    for (Index p = begin; p < begin + deg; p += 8) {
+      __builtin_prefetch(target_.data() + p);
+      __builtin_prefetch(scale_.data() + p, 1);
+      __builtin_prefetch(b_.data() + p, 1);
+    }
     double* rows = s.rows.data();
     gather_partners(i, rows, /*scaled=*/false);
     using Arr = Eigen::Map<Eigen::ArrayXd>;
