@@ -203,7 +203,7 @@ void AdmmState::pack(double rho) {
 
 void AdmmState::unpack() {
   if (!packed()) return;
-  nu = u.cwiseMax(-2.0).cwiseMin(2.0);
+  nu = detail::clamp_nu(u.array()).matrix();
   e = (u - nu) / packed_rho;
   packed_rho = 0.0;
   Vector().swap(u);

@@ -89,13 +89,13 @@ template <int R>
     for (Lanes& l : sum_lanes) l.setZero();
     for (Index q = 0; q < full; q += 8) {
       const Lanes u = ConstMap(u_row + q);
-      const Lanes y = rho * ConstMap(b_row + q) + 2.0 * u.max(-2.0).min(2.0) - u;
+      const Lanes y = rho * ConstMap(b_row + q) + 2.0 * clamp_nu(u) - u;
       for (int c = 0; c < R; ++c) sum_lanes[c] += y * ConstMap(a + c * deg + q);
     }
     double tail[R] = {};
     for (Index q = full; q < deg; ++q) {
       const double u = u_row[q];
-      const double y = rho * b_row[q] + 2.0 * std::min(std::max(u, -2.0), 2.0) - u;
+      const double y = rho * b_row[q] + 2.0 * clamp_nu(u) - u;
       for (int c = 0; c < R; ++c) tail[c] += y * a[c * deg + q];
     }
     for (int c = 0; c < R; ++c) acc[c] = -g[c] - add_lanes(sum_lanes[c], tail[c]);
@@ -109,8 +109,8 @@ template <int R>
       const Lanes b = ConstMap(b_row + q);
       Lanes v = b;
       for (int c = 0; c < R; ++c) v += dl[c] * ConstMap(a + c * deg + q);
-      const Lanes u = rho * v + ConstMap(u_row + q).max(-2.0).min(2.0);
-      const Lanes nu = u.max(-2.0).min(2.0);
+      const Lanes u = rho * v + clamp_nu(ConstMap(u_row + q));
+      const Lanes nu = clamp_nu(u);
       Map(u_row + q) = u;
       abs_lanes += v.abs();
       nub_lanes += nu * b;
@@ -121,8 +121,8 @@ template <int R>
     for (Index q = full; q < deg; ++q) {
       double v = b_row[q];
       for (int c = 0; c < R; ++c) v += dl[c] * a[c * deg + q];
-      const double u = rho * v + std::min(std::max(u_row[q], -2.0), 2.0);
-      const double nu = std::min(std::max(u, -2.0), 2.0);
+      const double u = rho * v + clamp_nu(u_row[q]);
+      const double nu = clamp_nu(u);
       u_row[q] = u;
       abs_tail += std::abs(v);
       nub_tail += nu * b_row[q];
@@ -141,14 +141,14 @@ template <int R>
     // (a may be nullptr when deg = 0: the maps are then empty and their sums 0.)
     auto column = [a, deg](Index c) { return ConstArr(a + c * deg, deg); };
     // The same formulas as the fixed-rank passes, one whole-array expression at a time.
-    y = rho * b + 2.0 * u.max(-2.0).min(2.0) - u;
+    y = rho * b + 2.0 * clamp_nu(u) - u;
     for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
     dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
     Eigen::Map<Vec>(D + i * r, r) = dl;
     v = b;
     for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
-    u = rho * v + u.max(-2.0).min(2.0);
-    y = u.max(-2.0).min(2.0);  // nu, in y's storage
+    u = rho * v + clamp_nu(u);
+    y = clamp_nu(u);  // nu, in y's storage
     row.absolute = v.abs().sum();
     row.nu_b = (y * b).sum();
     for (Index c = 0; c < r; ++c) m[c] = g[c] + (y * column(c)).sum();

@@ -25,12 +25,23 @@
 // is bit-identical for any number of threads.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "sdprl/constraint_set.h"
 #include "sdprl/types.h"
 
 namespace sdprl::detail {
+
+// nu = clamp(u, -2, 2): the multipliers of the packed state (AdmmState::u), whose box |nu_h| <= 2
+// is the l1 surrogate's dual (unit term weights, as on the fused path). One definition for the
+// scalar tails, the vectorised passes and AdmmState::unpack(), so that all clamp alike.
+constexpr double kNuBound = 2.0;
+inline double clamp_nu(double u) { return std::min(std::max(u, -kNuBound), kNuBound); }
+template <class A>
+auto clamp_nu(const Eigen::ArrayBase<A>& u) {
+  return u.max(-kNuBound).min(kNuBound);
+}
 
 // Below this many multiply-adds a pass over rows or terms runs on one thread: the fork and join of
 // a parallel region (a few microseconds) would cost more than it saves.
