@@ -32,10 +32,13 @@ const fs::path kQuickstart = fs::path(SDPRL_SOURCE_DIR) / "models" / "quickstart
 // on 2 shared cores at 5589a14), one lambda, a checkpoint every 0.05 s: the signal tests need the
 // first checkpoint well before the run ends (n = 1000 with 0.2 s had become a 0.34 s solve, and the
 // run often finished before its first checkpoint).
-std::vector<std::string> long_run(const fs::path& out) {
-  return {"run", kQuickstart.string(), "--quiet", "--out", out.string(),
-          "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1",
-          "--set", "solver.checkpoint_interval=0.05"};
+// `extra`: more --set options (the coupled Xt-step's run below).
+std::vector<std::string> long_run(const fs::path& out, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"run", kQuickstart.string(), "--quiet", "--out", out.string(),
+                                   "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1",
+                                   "--set", "solver.checkpoint_interval=0.05"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
 }
 
 double final_objective(const fs::path& dir) {
@@ -58,9 +61,9 @@ class ResumeTest : public ::testing::Test {
   const fs::path& dir() const { return tmp_.path(); }
 
   // The uninterrupted run, the reference of a resumed one.
-  fs::path reference() {
+  fs::path reference(const std::vector<std::string>& extra = {}) {
     const fs::path out = dir() / "reference";
-    const auto r = run_sdprl(long_run(out), dir());
+    const auto r = run_sdprl(long_run(out, extra), dir());
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "a finished run removes its checkpoint";
     return out;
@@ -101,6 +104,24 @@ TEST_F(ResumeTest, SigkillMidwayThenResumeEndsWithTheUninterruptedResult) {
   ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
   ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
   // The checkpoint is complete whenever the kill came (written atomically): no temporary file counts.
+  resume_and_compare(out, ref);
+}
+
+// The coupled Xt-step keeps more between MM steps: CG starts from the last Xt and its
+// preconditioner is rebuilt every 16 steps (AdmmOptions::preconditioner_refresh). The checkpoint
+// file carries both (format 3), so the resumed run is still the uninterrupted one (about 60 MM
+// steps in 2-3 s here, so the kill lands inside some preconditioner's life).
+TEST_F(ResumeTest, SigkillACoupledXtStepRunThenResumeEndsWithTheUninterruptedResult) {
+  const std::vector<std::string> coupled = {"--set", "solver.admm.xt_step=coupled"};
+  const fs::path ref = reference(coupled);
+  const fs::path out = dir() / "killed";
+  const pid_t pid = spawn_sdprl(long_run(out, coupled), dir() / "killed.out", dir() / "killed.err");
+  ASSERT_GT(pid, 0);
+  const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(wait_exit(pid), -SIGKILL);
+  ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
+  ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
   resume_and_compare(out, ref);
 }
 

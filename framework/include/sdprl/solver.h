@@ -52,6 +52,12 @@ struct AdmmOptions {
   SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (algorithm.md section 3)
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
   int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
+  // Coupled Xt-step: CG's block preconditioner (the row blocks of 2B + rho P*P, inverted) is
+  // rebuilt at every this many-th MM step and reused in between. It changes with X_k, but any
+  // SPD preconditioner leaves CG's answer (to its tolerance) as it is; rebuilding it took 40% of
+  // an MM step at n = 100, rank 60 with no fewer CG iterations for it (README Performance).
+  // 1 = rebuild at every MM step.
+  int preconditioner_refresh = 16;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
   // Row-split with a diagonal B: run each ADMM iteration as one fused pass over the rows
   // (framework/src/admm/row_kernel.h; same iterates as the generic path up to rounding).
@@ -178,10 +184,17 @@ struct SolverState {
   double c0 = 0.0;          // numerator of the tolerance schedule eps_k = max(eps_min, c0 / k^b0)
   double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
-  // The ADMM warm start (AdmmState; Xt restarts from 0 at every MM step, so it is not kept).
+  // The ADMM warm start (AdmmState).
   Vector nu, e;             // multipliers and split variables of the terms
   Vector u;                 // or both packed at `rho` (AdmmState::u; nu and e empty then)
   Matrix Y, mu;             // constraint split Y = X_k + Xt in K and its multiplier (else empty)
+  // Coupled Xt-step only (else empty, -1): the last Xt, from which CG starts, and the iterate at
+  // which CG's preconditioner was built and its age (Admm::preconditioner_age()). Neither changes
+  // the ADMM's iterates beyond CG's tolerance; they are kept so that a resumed run is bit for bit
+  // the uninterrupted one.
+  Matrix D;
+  Matrix X_preconditioner;
+  int preconditioner_age = -1;
   Summary summary;          // counters, trace and times so far (status and message unused)
 };
 

@@ -139,8 +139,16 @@ class SDPRL_API Admm {
   Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options);
   ~Admm();
 
-  // Call after every Surrogate::update(): factors the Xt-step for the new iterate.
-  void prepare();
+  // Call after every Surrogate::update(): factors the Xt-step for the new iterate. The coupled
+  // Xt-step's CG preconditioner is rebuilt when it is AdmmOptions::preconditioner_refresh
+  // prepare()s old, or when `rebuild_preconditioner`; otherwise the last one is kept.
+  void prepare(bool rebuild_preconditioner = false);
+  // prepare()s since the coupled Xt-step's preconditioner was built (0: by the last one); -1 when
+  // there is none to keep (direct Xt-step, or none built yet). A resumed MM run sets it back with
+  // set_preconditioner_age() after a prepare(true) at the saved preconditioner's iterate, so that
+  // it continues with the very same preconditioner (bit for bit, sdprl/solver.h: SolverState).
+  int preconditioner_age() const { return preconditioner_age_; }
+  void set_preconditioner_age(int age) { preconditioner_age_ = age; }
   // Changes rho and refactors the Xt-step (after prepare()).
   void set_rho(double rho);
   double rho() const { return rho_; }
@@ -206,6 +214,7 @@ class SDPRL_API Admm {
   // G_s = V diag(g) V^T, so block i of the Xt-step is V diag(rho g + s_i) V^T, s_i = 2 B_ii + rho_k.
   bool shared_ = false;
   std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed
+  int preconditioner_age_ = -1;   // see preconditioner_age()
   Matrix shared_vectors_;   // V (r x r)
   Vector shared_values_;    // g
   Matrix shared_inverse_;   // n x r: 1 / (rho g_c + s_i), 0 on a zero row

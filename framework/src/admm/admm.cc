@@ -107,7 +107,7 @@ bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&
   return true;
 }
 
-void Admm::prepare() {
+void Admm::prepare(bool rebuild_preconditioner) {
   generation_ = next_generation();
   gram_stale_ = false;
   const TermLinearization& lin = s_.linearization();
@@ -120,6 +120,17 @@ void Admm::prepare() {
   fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr &&
            lin.term_weights() == nullptr;
   if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
+  // The coupled Xt-step reads the blocks below only as CG's preconditioner, so a recent one serves
+  // (AdmmOptions::preconditioner_refresh). Not under a constraint: factor_blocks() also sets the
+  // split's penalty rho_k from B, which is part of the system, not of the preconditioner.
+  const bool have_blocks = shared_ ? shared_inverse_.rows() == n && shared_vectors_.rows() == r
+                                   : inverse_blocks_.size() == static_cast<std::size_t>(n * r * r);
+  if (!direct_ && !constraint_ && !rebuild_preconditioner && have_blocks && preconditioner_age_ >= 0 &&
+      preconditioner_age_ + 1 < options_.preconditioner_refresh) {
+    ++preconditioner_age_;
+    return;
+  }
+  preconditioner_age_ = direct_ ? -1 : 0;
   // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step. Families
   // with row_offsets() compute the blocks with detail::row_gram_blocks or in their one-pass update.
   shared_ = false;

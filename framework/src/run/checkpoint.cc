@@ -17,9 +17,11 @@ namespace {
 constexpr char kMagic[] = "SDPRL-CHECKPOINT";  // 16 bytes, without the terminating zero
 constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Version 1: the first format. Version 2: the ADMM state may be packed (SolverState::u): a u64
-// tag (0: nu and e follow, 1: u follows) before it. Bump the version with any change of the fields
-// below: an old checkpoint is then refused by name instead of misread.
-constexpr std::uint32_t kVersion = 2;
+// tag (0: nu and e follow, 1: u follows) before it. Version 3: after mu, the coupled Xt-step's
+// last Xt, the iterate of its preconditioner and that preconditioner's age (SolverState). Bump the
+// version with any change of the fields below: an old checkpoint is then refused by name instead
+// of misread.
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -266,6 +268,9 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       }
       w.mat(s.Y);
       w.mat(s.mu);
+      w.mat(s.D);
+      w.mat(s.X_preconditioner);
+      w.i64(s.preconditioner_age);
       write_summary(w, s.summary);
     }
     const std::uint64_t hash = w.hash();
@@ -340,6 +345,10 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     }
     s.Y = r.mat();
     s.mu = r.mat();
+    s.D = r.mat();
+    s.X_preconditioner = r.mat();
+    s.preconditioner_age = r.i32();
+    if (s.preconditioner_age < -1) r.corrupt("the preconditioner's age is below -1");
     s.summary = read_summary(r);
   }
   if (!r.at_end()) r.corrupt("bytes after the last field");
