@@ -45,27 +45,55 @@ Problem make_problem() {
   return p;
 }
 
-// With CG solved tightly the preconditioner (fresh at every step, or 16 steps old) and CG's start
-// change only CG's work: every MM iterate's objective agrees to 1e-9, while the stale
-// preconditioner is really in use (checked by the Admm's age counter below).
-TEST(CoupledXtStep, ReusedPreconditionerChangesCgWorkNotTheIterates) {
+// With CG solved tightly the preconditioner (fresh blocks at every step, 16-step-old blocks, or
+// the row-scaled one) and CG's start change only CG's work: every MM iterate's objective agrees
+// to 1e-9 with that of fresh blocks, while the stale preconditioner is really in use (checked by
+// the Admm's age counter below).
+TEST(CoupledXtStep, PreconditionerChangesCgWorkNotTheIterates) {
   const Problem p = make_problem();
   auto loss = load_loss("l1");
-  std::vector<double> f[2];
-  for (int refresh : {1, 16}) {
-    SolverOptions o = coupled_options(refresh);
+  struct Variant {
+    int refresh;
+    CgPreconditioner kind;
+  };
+  const Variant variants[] = {{1, CgPreconditioner::kBlocks}, {16, CgPreconditioner::kBlocks},
+                              {16, CgPreconditioner::kRowScaled}, {1, CgPreconditioner::kRowScaled}};
+  std::vector<std::vector<double>> f;
+  for (const Variant& v : variants) {
+    SolverOptions o = coupled_options(v.refresh);
+    o.admm.preconditioner = v.kind;
     o.admm.cg_tolerance = 1e-10;
     o.admm.min_tolerance = 1e-10;
     Matrix X = p.X0;
     const Summary s = solve(p.model, *loss, {0.5, 0.0}, o, X);
     ASSERT_EQ(s.mm_iterations, 40);
-    for (const TraceRow& row : s.trace) f[refresh == 16].push_back(row.objective);
+    f.emplace_back();
+    for (const TraceRow& row : s.trace) f.back().push_back(row.objective);
   }
-  ASSERT_EQ(f[0].size(), f[1].size());
-  for (std::size_t k = 0; k < f[0].size(); ++k)
-    EXPECT_NEAR(f[1][k], f[0][k], 1e-9 * std::abs(f[0][k])) << "MM step " << k + 1;
+  for (std::size_t v = 1; v < f.size(); ++v) {
+    ASSERT_EQ(f[v].size(), f[0].size());
+    for (std::size_t k = 0; k < f[0].size(); ++k)
+      EXPECT_NEAR(f[v][k], f[0][k], 1e-9 * std::abs(f[0][k])) << "variant " << v << ", MM step " << k + 1;
+  }
   // And the iteration made progress, so the agreement is not that of a stalled run.
   EXPECT_LT(f[0].back(), 0.9 * f[0].front());
+}
+
+// kAuto: the blocks while their n r^2 doubles fit in kBlockPreconditionerBytes, else row-scaled.
+TEST(CoupledXtStep, AutomaticPreconditionerFollowsTheBlocksSize) {
+  auto loss = load_loss("l1");
+  AdmmOptions options;
+  options.split = SplitMode::kCoupled;
+  for (Index rank : {4, 64}) {  // 300 r^2 doubles: 38 KB, 9.8 MB
+    Model model;
+    model.terms = entry_terms(random_entries(300, 4000, 5));
+    std::mt19937_64 rng(6);
+    Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, rank);
+    h.update(random_matrix(300, rank, 1.0, rng));
+    Admm admm(h, 2.0, options);
+    admm.prepare();
+    EXPECT_EQ(admm.row_scaled_preconditioner(), 8.0 * 300 * rank * rank > kBlockPreconditionerBytes) << rank;
+  }
 }
 
 // The Admm keeps the blocks for refresh - 1 prepare()s and rebuilds them at the refresh-th, or
@@ -100,11 +128,14 @@ TEST(CoupledXtStep, PreconditionerAgeCountsPreparesAndRefreshes) {
 // preconditioner's iterate and age, and the resumed run ends where the uninterrupted one does, bit
 // for bit. Without those fields the resumed run drifts in the last bits (so they are needed), but
 // stays within CG's tolerance of it.
-TEST(CoupledXtStep, ResumeWithAKeptPreconditionerIsBitForBit) {
+class CoupledResume : public ::testing::TestWithParam<CgPreconditioner> {};
+
+TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   const Problem p = make_problem();
   auto loss = load_loss("leaky-mcp");
   const RegularizationWeights weights{0.5, 0.0};
   SolverOptions o = coupled_options(5);
+  o.admm.preconditioner = GetParam();
   Matrix reference = p.X0;
   const Summary full = solve(p.model, *loss, weights, o, reference);
   ASSERT_EQ(full.mm_iterations, 40);
@@ -147,6 +178,10 @@ TEST(CoupledXtStep, ResumeWithAKeptPreconditionerIsBitForBit) {
   EXPECT_FALSE(from_bare == reference) << "Xt and the preconditioner left no trace: the test checks nothing";
   EXPECT_NEAR(other.final_objective, full.final_objective, 1e-6 * std::abs(full.final_objective));
 }
+
+INSTANTIATE_TEST_SUITE_P(Preconditioners, CoupledResume,
+                         ::testing::Values(CgPreconditioner::kBlocks, CgPreconditioner::kRowScaled),
+                         [](const auto& info) { return info.param == CgPreconditioner::kBlocks ? "blocks" : "row_scaled"; });
 
 // A saved Xt or preconditioner iterate of the wrong shape is refused, not used.
 TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {

@@ -42,6 +42,21 @@ enum class SolverType {
 SDPRL_API const char* to_string(SolverType type);
 SDPRL_API bool from_string(const std::string& text, SolverType* type);
 
+// CG's preconditioner for the coupled Xt-step (AdmmOptions::preconditioner).
+enum class CgPreconditioner {
+  kAuto,       // kBlocks while the n inverted r x r blocks fit in kBlockPreconditionerBytes, else kRowScaled
+  kBlocks,     // the inverted row blocks K_i = rho (P*P)_ii + (2 B_ii + rho_k) I: n r^2 doubles
+  kRowScaled,  // K_i replaced by its mean eigenvalue, (rho tr (P*P)_ii / r + 2 B_ii + rho_k) I: n doubles
+};
+SDPRL_API const char* to_string(CgPreconditioner p);
+SDPRL_API bool from_string(const std::string& text, CgPreconditioner* p);
+// kAuto's budget for the blocks. CG multiplies by every block at each of its iterations, so once
+// they outgrow the caches CG waits on memory: on the 2-core EPYC of README Performance (1 MB L2
+// per core, 32 MB L3), l1 completion with rank = sdpa's rank, 200 MM steps, blocks against
+// row-scaled: n = 100, r = 60 (2.9 MB) 3.32 against 3.43 s; n = 200, r = 90 (13 MB) 2.94 against
+// 2.60 s; n = 300, r = 112 (30 MB) 7.16 against 4.38 s (16 against 21 CG iterations per MM step).
+inline constexpr double kBlockPreconditionerBytes = 8e6;
+
 struct AdmmOptions {
   int max_iterations = 1000;      // per MM step (algorithm.md: 1000)
   double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step)
@@ -58,6 +73,7 @@ struct AdmmOptions {
   // an MM step at n = 100, rank 60 with no fewer CG iterations for it (README Performance).
   // 1 = rebuild at every MM step.
   int preconditioner_refresh = 16;
+  CgPreconditioner preconditioner = CgPreconditioner::kAuto;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
   // Row-split with a diagonal B: run each ADMM iteration as one fused pass over the rows
   // (framework/src/admm/row_kernel.h; same iterates as the generic path up to rounding).

@@ -148,6 +148,8 @@ class SDPRL_API Admm {
   // set_preconditioner_age() after a prepare(true) at the saved preconditioner's iterate, so that
   // it continues with the very same preconditioner (bit for bit, sdprl/solver.h: SolverState).
   int preconditioner_age() const { return preconditioner_age_; }
+  // True when CG's preconditioner is the row-scaled one (AdmmOptions::preconditioner).
+  bool row_scaled_preconditioner() const { return row_scaled_; }
   void set_preconditioner_age(int age) { preconditioner_age_ = age; }
   // Changes rho and refactors the Xt-step (after prepare()).
   void set_rho(double rho);
@@ -218,6 +220,10 @@ class SDPRL_API Admm {
   Matrix shared_vectors_;   // V (r x r)
   Vector shared_values_;    // g
   Matrix shared_inverse_;   // n x r: 1 / (rho g_c + s_i), 0 on a zero row
+  // Row-scaled preconditioner (coupled Xt-step, CgPreconditioner::kRowScaled): block i replaced by
+  // (rho t_i / r + s_i) I with t_i = tr (P*P)_ii; row_inverse_ holds 1 / that (0 on a zero row).
+  bool row_scaled_ = false;
+  Vector row_traces_, row_inverse_;
   // scratch
   Vector y_, tmp_;
   Matrix rhs_, work_, work2_, gram_;

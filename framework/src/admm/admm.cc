@@ -123,8 +123,14 @@ void Admm::prepare(bool rebuild_preconditioner) {
   // The coupled Xt-step reads the blocks below only as CG's preconditioner, so a recent one serves
   // (AdmmOptions::preconditioner_refresh). Not under a constraint: factor_blocks() also sets the
   // split's penalty rho_k from B, which is part of the system, not of the preconditioner.
-  const bool have_blocks = shared_ ? shared_inverse_.rows() == n && shared_vectors_.rows() == r
-                                   : inverse_blocks_.size() == static_cast<std::size_t>(n * r * r);
+  // Which preconditioner CG gets (AdmmOptions::preconditioner; a shared block is cheap anyway).
+  const bool row_scaled =
+      !direct_ && (options_.preconditioner == CgPreconditioner::kRowScaled ||
+                   (options_.preconditioner == CgPreconditioner::kAuto &&
+                    8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes));
+  const bool have_blocks = row_scaled_ ? row_inverse_.size() == n
+                           : shared_   ? shared_inverse_.rows() == n && shared_vectors_.rows() == r
+                                       : inverse_blocks_.size() == static_cast<std::size_t>(n * r * r);
   if (!direct_ && !constraint_ && !rebuild_preconditioner && have_blocks && preconditioner_age_ >= 0 &&
       preconditioner_age_ + 1 < options_.preconditioner_refresh) {
     ++preconditioner_age_;
@@ -138,6 +144,7 @@ void Admm::prepare(bool rebuild_preconditioner) {
     shared_ = true;
   else
     lin.gram_row_blocks(gram_);
+  row_scaled_ = row_scaled && !shared_;
   const Vector& bd = s_.b_diagonal();
   double gram_trace = 0.0;
   if (shared_) {
@@ -147,7 +154,12 @@ void Admm::prepare(bool rebuild_preconditioner) {
     // P*P is PSD: a rounding-negative eigenvalue is 0.
     shared_values_ = eig.eigenvalues().cwiseMax(0.0);
   } else {
-    for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
+    if (row_scaled_) row_traces_.resize(n);
+    for (Index i = 0; i < n; ++i) {
+      const double t = gram_.block(i * r, 0, r, r).trace();
+      gram_trace += t;
+      if (row_scaled_) row_traces_[i] = t;
+    }
   }
   // tr(2B) / tr(P*P) over the Xt-step's r n unknowns (each diagonal entry of B acts on r of them).
   balanced_rho_ = gram_trace > 0.0 ? 2.0 * static_cast<double>(r) * bd.sum() / gram_trace : 0.0;
@@ -171,6 +183,16 @@ void Admm::factor_blocks() {
     // The constraint split's penalty: the mean diagonal of 2B, so that both parts of the
     // Xt-step's matrix have the same scale (or the user's admm.rho_constraint).
     rho_k_ = options_.rho_constraint > 0.0 ? options_.rho_constraint : std::max(2.0 * bd.mean(), 1e-8);
+  }
+  if (row_scaled_) {
+    // (rho t_i / r + s_i) I: the block's mean eigenvalue. Without the blocks' n r^2 doubles.
+    std::vector<double>().swap(inverse_blocks_);
+    row_inverse_.resize(n);
+    for (Index i = 0; i < n; ++i) {
+      const double d = rho_ * row_traces_[i] / static_cast<double>(r) + 2.0 * bd[i] + rho_k_;
+      row_inverse_[i] = d > 0.0 ? 1.0 / d : 0.0;
+    }
+    return;
   }
   if (!shared_) {
     // Explicit inverses K_i^{-1} of the row blocks K_i = rho P*P_ii + (2 b_ii + rho_k) I: the
@@ -267,6 +289,10 @@ void Admm::apply_gram(const Matrix& D, Matrix& out) const {
 }
 
 void Admm::apply_preconditioner(const Matrix& R, Matrix& out) const {
+  if (row_scaled_) {
+    out.noalias() = row_inverse_.asDiagonal() * R;
+    return;
+  }
   if (shared_) {
     // Every row at once: out = ((R V) o inverse) V^T, two n x r x r products.
     Matrix T = R * shared_vectors_;

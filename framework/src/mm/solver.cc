@@ -346,6 +346,23 @@ bool from_string(const std::string& text, SplitMode* mode) {
   return true;
 }
 
+const char* to_string(CgPreconditioner p) {
+  switch (p) {
+    case CgPreconditioner::kAuto: return "auto";
+    case CgPreconditioner::kBlocks: return "blocks";
+    case CgPreconditioner::kRowScaled: return "row-scaled";
+  }
+  return "?";
+}
+
+bool from_string(const std::string& text, CgPreconditioner* p) {
+  if (text == "auto") *p = CgPreconditioner::kAuto;
+  else if (text == "blocks") *p = CgPreconditioner::kBlocks;
+  else if (text == "row-scaled") *p = CgPreconditioner::kRowScaled;
+  else return false;
+  return true;
+}
+
 const char* to_string(SolverType type) {
   switch (type) {
     case SolverType::kAuto: return "auto";

@@ -104,6 +104,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.admm.rho_constraint = a.number("rho_constraint", o.admm.rho_constraint, NumberRule::non_negative());
   o.admm.cg_tolerance = a.number("cg_tolerance", o.admm.cg_tolerance, NumberRule::open(0, 1));
   o.admm.cg_max_iterations = static_cast<int>(a.integer("cg_max_iterations", o.admm.cg_max_iterations, NumberRule::closed(1, 1e9)));
+  from_string(a.string("preconditioner", "auto", {"auto", "blocks", "row-scaled"}), &o.admm.preconditioner);
   o.admm.preconditioner_refresh = static_cast<int>(
       a.integer("preconditioner_refresh", o.admm.preconditioner_refresh, NumberRule::closed(1, 1e9)));
   return o;
