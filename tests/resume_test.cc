@@ -89,40 +89,34 @@ class ResumeTest : public ::testing::Test {
     EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "the resumed run finished: its checkpoint is removed";
   }
 
+  // The reference run, then the same run killed with SIGKILL after its first checkpoint, resumed
+  // and compared. The checkpoint is complete whenever the kill came (written atomically): no
+  // temporary file counts.
+  void kill_and_resume(const std::vector<std::string>& extra) {
+    const fs::path ref = reference(extra);
+    const fs::path out = dir() / "killed";
+    const pid_t pid = spawn_sdprl(long_run(out, extra), dir() / "killed.out", dir() / "killed.err");
+    ASSERT_GT(pid, 0);
+    const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(wait_exit(pid), -SIGKILL);
+    ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
+    ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
+    resume_and_compare(out, ref);
+  }
+
  private:
   TempDir tmp_;
 };
 
-TEST_F(ResumeTest, SigkillMidwayThenResumeEndsWithTheUninterruptedResult) {
-  const fs::path ref = reference();
-  const fs::path out = dir() / "killed";
-  const pid_t pid = spawn_sdprl(long_run(out), dir() / "killed.out", dir() / "killed.err");
-  ASSERT_GT(pid, 0);
-  const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
-  ::kill(pid, SIGKILL);
-  EXPECT_EQ(wait_exit(pid), -SIGKILL);
-  ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
-  ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
-  // The checkpoint is complete whenever the kill came (written atomically): no temporary file counts.
-  resume_and_compare(out, ref);
-}
+TEST_F(ResumeTest, SigkillMidwayThenResumeEndsWithTheUninterruptedResult) { kill_and_resume({}); }
 
 // The coupled Xt-step keeps more between MM steps: CG starts from the last Xt and its
 // preconditioner is rebuilt every 16 steps (AdmmOptions::preconditioner_refresh). The checkpoint
 // file carries both (format 3), so the resumed run is still the uninterrupted one (about 60 MM
 // steps in 2-3 s here, so the kill lands inside some preconditioner's life).
 TEST_F(ResumeTest, SigkillACoupledXtStepRunThenResumeEndsWithTheUninterruptedResult) {
-  const std::vector<std::string> coupled = {"--set", "solver.admm.xt_step=coupled"};
-  const fs::path ref = reference(coupled);
-  const fs::path out = dir() / "killed";
-  const pid_t pid = spawn_sdprl(long_run(out, coupled), dir() / "killed.out", dir() / "killed.err");
-  ASSERT_GT(pid, 0);
-  const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
-  ::kill(pid, SIGKILL);
-  EXPECT_EQ(wait_exit(pid), -SIGKILL);
-  ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
-  ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
-  resume_and_compare(out, ref);
+  kill_and_resume({"--set", "solver.admm.xt_step=coupled"});
 }
 
 TEST_F(ResumeTest, SigintStopsCleanlyAndTheRunResumes) {
