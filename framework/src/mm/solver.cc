@@ -211,11 +211,11 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
         summary.rho = admm.balanced_rho();
         admm.set_rho(summary.rho);
       }
-      // Warm start (algorithm.md section 3): keep nu and e from the previous MM step, Xt from 0.
-      // The ADMM's first Xt-step does not read Xt; only the coupled step's CG starts from it, and
-      // there the previous MM step's Xt is the better start (the steps of consecutive MM
-      // iterations are alike): 28% fewer CG iterations at n = 100, rank 60, l1 (README
-      // Performance).
+      // Warm start (algorithm.md section 3): keep nu and e from the previous MM step. The ADMM's
+      // first Xt-step does not read Xt, so the direct step starts it from 0; the coupled step's
+      // CG starts from the previous MM step's Xt (algorithm.md: "CG warm-started from the previous
+      // Xt"; the steps of consecutive MM iterations are alike): 28% fewer CG iterations at
+      // n = 100, rank 60, l1 (README Performance).
       admm.reset_if_needed(state);
       if (admm.direct()) state.D.setZero();
     }
