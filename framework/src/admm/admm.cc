@@ -120,9 +120,6 @@ void Admm::prepare(bool rebuild_preconditioner) {
   fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr &&
            lin.term_weights() == nullptr;
   if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
-  // The coupled Xt-step reads the blocks below only as CG's preconditioner, so a recent one serves
-  // (AdmmOptions::preconditioner_refresh). Not under a constraint: factor_blocks() also sets the
-  // split's penalty rho_k from B, which is part of the system, not of the preconditioner.
   // Which preconditioner CG gets (AdmmOptions::preconditioner; a shared block is cheap anyway).
   const bool row_scaled =
       !direct_ && (options_.preconditioner == CgPreconditioner::kRowScaled ||
@@ -131,6 +128,9 @@ void Admm::prepare(bool rebuild_preconditioner) {
   const bool have_blocks = row_scaled_ ? row_inverse_.size() == n
                            : shared_   ? shared_inverse_.rows() == n && shared_vectors_.rows() == r
                                        : inverse_blocks_.size() == static_cast<std::size_t>(n * r * r);
+  // The coupled Xt-step reads the blocks below only as CG's preconditioner, so a recent one serves
+  // (AdmmOptions::preconditioner_refresh). Not under a constraint: factor_blocks() also sets the
+  // split's penalty rho_k from B, which is part of the system, not of the preconditioner.
   if (!direct_ && !constraint_ && !rebuild_preconditioner && have_blocks && preconditioner_age_ >= 0 &&
       preconditioner_age_ + 1 < options_.preconditioner_refresh) {
     ++preconditioner_age_;
