@@ -35,6 +35,7 @@ struct SDPRL_API NumberRule {
   static NumberRule at_least(double lo) { return {lo, 1.0 / 0.0, true, true}; }
   static NumberRule closed(double lo, double hi) { return {lo, hi, true, true}; }
   static NumberRule open(double lo, double hi) { return {lo, hi, false, false}; }
+  static NumberRule half_open(double lo, double hi) { return {lo, hi, false, true}; }  // (lo, hi]
 };
 
 class SDPRL_API ConfigTable {

@@ -92,6 +92,16 @@ struct SolverOptions {
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
   int min_mm_iterations = 5;         // and never before this many MM steps (algorithm.md section 2)
+  // tau in B = tau C + (lambda I + gamma A_+)/2 (sdprl/surrogate.h): the share of the loss terms'
+  // curvature bound C that each MM step's surrogate keeps. 1 is the paper's majoriser, H >= F
+  // everywhere. Below 1, H majorises F only where it is checked: an MM step is accepted when
+  // F(X_k + Xt) <= H(Xt), and a refused one is taken again from X_k with tau doubled (at 1 every
+  // step passes), so F still descends as algorithm.md section 2 argues (Summary::rejected_steps).
+  // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
+  // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
+  // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
+  // the rank-5 quickstart it takes 202 MM steps instead of 169 (README Performance).
+  double curvature_scale = 1.0;
   double time_limit = 0.0;           // seconds; 0 = none
   InitKind init = InitKind::kSpectral;
   double init_scale = 1.0;           // standard deviation of the Gaussian start
@@ -156,6 +166,8 @@ struct Summary {
   int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3); see solve()
+  int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
+  double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation
@@ -200,6 +212,7 @@ struct SolverState {
   double c0 = 0.0;          // numerator of the tolerance schedule eps_k = max(eps_min, c0 / k^b0)
   double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
+  double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
   // The ADMM warm start (AdmmState).
   Vector nu, e;             // multipliers and split variables of the terms
   Vector u;                 // or both packed at `rho` (AdmmState::u; nu and e empty then)
@@ -226,7 +239,9 @@ using CheckpointCallback = std::function<void(const SolverState& state)>;
 // tolerance: then H(Xt) <= F(X_k) + eps_k and F <= H, so such a rise means a broken majoriser,
 // loss or terms. A step whose ADMM stopped at admm.max_iterations with gap > eps_k guarantees
 // only F_{k+1} <= F_k + gap; a rise beyond eps_k but within gap there is counted in
-// Summary::monotonicity_violations and the run goes on; beyond gap it is a fault as above.
+// Summary::monotonicity_violations and the run goes on; beyond gap it is a fault as above. With
+// options.curvature_scale < 1 a step is first checked against H itself (F(X_k + Xt) <= H(Xt));
+// one that fails is refused and taken again (Summary::rejected_steps), never a fault.
 //
 // `start` (MM solver): continue from this state instead of options.init (the l1 warm start is
 // not repeated); its X must be n x r. `checkpoint`: called with the state at the end of an MM

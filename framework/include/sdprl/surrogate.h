@@ -78,6 +78,10 @@ class SDPRL_API Surrogate {
   void apply_B(const Matrix& D, Matrix& out) const;
   // out = B^{-1} M (exact when B is diagonal, else CG to relative residual 1e-12).
   void solve_B(const Matrix& M, Matrix& out) const;
+  // tau in B = tau C + ...: 1 is the majoriser; below 1 H majorises F only where the step is
+  // checked (SolverOptions::curvature_scale). Takes effect at the next update().
+  void set_curvature_scale(double tau) { tau_ = tau; }
+  double curvature_scale() const { return tau_; }
   // True when the A-term contributes curvature (gamma > 0 and A_+ != 0).
   bool has_a_curvature() const { return a_curvature_; }
   const Model& model() const { return model_; }
@@ -97,6 +101,7 @@ class SDPRL_API Surrogate {
   bool a_curvature_ = false;
   bool a_majorant_ = false;   // row-split with a diagonal majorant of A_+ in B
   double c_ = 0.0, f_center_ = 0.0, f_magnitude_ = 0.0;
+  double tau_ = 1.0;
 };
 
 // The ADMM state carried across MM steps (warm start, algorithm.md section 3).

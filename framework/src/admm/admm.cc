@@ -109,6 +109,7 @@ bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&
 
 void Admm::prepare(bool rebuild_preconditioner) {
   generation_ = next_generation();
+  primed_ = false;
   gram_stale_ = false;
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank();

@@ -69,6 +69,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
   AdmmState state;
   state.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
   summary.split_terms = surrogate.split_terms();
+  // tau of SolverOptions::curvature_scale, as refused steps have raised it so far.
+  const double tau_start = start ? start->curvature_scale : options.curvature_scale;
+  if (!(tau_start > 0.0 && tau_start <= 1.0))
+    throw Error("solver", "the saved curvature scale " + fmt("%.17g", tau_start) + " is not in (0, 1]");
+  surrogate.set_curvature_scale(tau_start);
+  summary.curvature_scale = tau_start;
 
   surrogate.update(X);
   double f = surrogate.center_objective();
@@ -102,6 +108,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     summary.mm_iterations = saved.mm_iterations;
     summary.admm_iterations = saved.admm_iterations;
     summary.monotonicity_violations = saved.monotonicity_violations;
+    summary.rejected_steps = saved.rejected_steps;
     summary.initial_objective = saved.initial_objective;
     summary.init_time = saved.init_time;
     summary.trace = saved.trace;
@@ -160,6 +167,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     saved.c0 = c0;
     saved.rho = summary.rho;
     saved.small_steps = small_steps;
+    saved.curvature_scale = surrogate.curvature_scale();
     if (!admm.direct()) {
       saved.D = state.D;
       saved.X_preconditioner = X_preconditioner;
@@ -198,10 +206,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
   // True when the rebuild of the previous step also prepared this step's ADMM and ran its first
   // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
   bool primed = false;
+  bool rebuild_preconditioner = false;  // after a refused step: B changed with tau
   for (int k = first_step; k <= options.max_mm_iterations; ++k) {
     const double eps = std::max(options.admm.min_tolerance, c0 / std::pow(static_cast<double>(k), options.admm.b0));
     if (!primed) {
-      admm.prepare();
+      admm.prepare(rebuild_preconditioner);
+      rebuild_preconditioner = false;
       if (admm.preconditioner_age() == 0) X_preconditioner = X;
       if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
         // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
@@ -224,6 +234,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
 
     X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
     const double gap = state.gap;  // this step's: a fused rebuild moves the state on
+    const double surrogate_value = state.primal;  // H(Xt) (at the feasible Y under a constraint)
     // A checkpoint must hold the state between two MM steps: no fused rebuild before one (nor
     // when an interrupt, which takes one, is already known).
     const bool checkpoint_due = checkpoint && options.checkpoint_interval > 0.0 && k < options.max_mm_iterations &&
@@ -250,6 +261,25 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
                         "; the factor is the last finite iterate";
       surrogate.update(X);
       break;
+    }
+    // With tau < 1 (SolverOptions::curvature_scale) H majorises F only where checked. Accepting
+    // the step when F(X_k + Xt) <= H(Xt) keeps the descent argument below (H(Xt) <= F(X_k) + gap);
+    // otherwise the step is taken again from X_k with tau doubled, which ends at tau = 1, where H
+    // is the majoriser and every step passes. Nothing of the refused step is kept but the ADMM's
+    // state, a warm start (the same multipliers' terms at another X_k).
+    const double tau = surrogate.curvature_scale();
+    if (tau < 1.0 && f_next > surrogate_value + 1e-12 * std::max(std::abs(f), std::abs(f_next))) {
+      ++summary.rejected_steps;
+      const double raised = std::min(1.0, 2.0 * tau);
+      if (options.verbose)
+        std::fprintf(stderr, "%5d step refused: F(X_k + Xt) = %.6e > H(Xt) = %.6e; curvature scale %g -> %g\n", k,
+                     f_next, surrogate_value, tau, raised);
+      surrogate.set_curvature_scale(raised);
+      surrogate.update(X);
+      primed = false;
+      rebuild_preconditioner = true;
+      --k;  // the same step again, with the same eps_k
+      continue;
     }
     // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
     // the rise: H(Xt) <= min H + gap <= H(0) + gap = F(X_k) + gap and F(X_k + Xt) <= H(Xt). So with
@@ -313,6 +343,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       summary.trace.back().mm_iteration != 1)
     print_row(summary.trace.back());
   summary.solve_time = time_before + seconds_since(t_solve);
+  summary.curvature_scale = surrogate.curvature_scale();
   if (model.evaluator) summary.metrics = model.evaluator->evaluate(X);
   if (options.verbose) std::fprintf(stderr, "%s\n", summary.brief_report().c_str());
   return summary;
@@ -420,6 +451,8 @@ bool SolverOptions::is_valid(std::string* error) const {
   if (!(admm.cg_tolerance > 0.0 && admm.cg_tolerance < 1.0))
     return bad("solver.admm.cg_tolerance", admm.cg_tolerance, "must be in (0, 1)");
   if (admm.cg_max_iterations < 1) return bad("solver.admm.cg_max_iterations", admm.cg_max_iterations, "must be >= 1");
+  if (!(curvature_scale > 0.0 && curvature_scale <= 1.0))
+    return bad("solver.curvature_scale", curvature_scale, "must be in (0, 1] (1 = the paper's majoriser)");
   if (admm.preconditioner_refresh < 1)
     return bad("solver.admm.preconditioner_refresh", admm.preconditioner_refresh, "must be >= 1");
   return true;
@@ -430,6 +463,8 @@ std::string Summary::brief_report() const {
   os << "sdprl: " << to_string(status) << " after " << mm_iterations << " MM iterations ("
      << admm_iterations << " ADMM), objective " << fmt("%.6e", final_objective) << " (from "
      << fmt("%.6e", initial_objective) << "), " << fmt("%.3f", init_time + solve_time) << " s";
+  if (rejected_steps > 0)
+    os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
   for (const Metric& m : metrics) os << ", " << m.name << " = " << fmt("%.6g", m.value);
   if (!message.empty()) os << " [" << message << "]";
   return os.str();

@@ -65,7 +65,7 @@ bool Surrogate::update(const Matrix& Xk, RowConsumer* rows) {
 }
 
 double Surrogate::b_diagonal_entry(Index i, double curvature) const {
-  double d = curvature + 0.5 * weights_.lambda;
+  double d = tau_ * curvature + 0.5 * weights_.lambda;
   if (a_curvature_) d += 0.5 * weights_.gamma * a_diag_[i];
   return d;
 }
@@ -76,6 +76,7 @@ void Surrogate::apply_B(const Matrix& D, Matrix& out) const {
     return;
   }
   lin_->apply_curvature(D, out);
+  if (tau_ != 1.0) out *= tau_;
   out.noalias() += (0.5 * weights_.lambda) * D;
   if (a_majorant_) {
     out.noalias() += (0.5 * weights_.gamma) * (a_diag_.asDiagonal() * D);

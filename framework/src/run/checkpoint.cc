@@ -18,10 +18,12 @@ constexpr char kMagic[] = "SDPRL-CHECKPOINT";  // 16 bytes, without the terminat
 constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Version 1: the first format. Version 2: the ADMM state may be packed (SolverState::u): a u64
 // tag (0: nu and e follow, 1: u follows) before it. Version 3: after mu, the coupled Xt-step's
-// last Xt, the iterate of its preconditioner and that preconditioner's age (SolverState). Bump the
+// last Xt, the iterate of its preconditioner and that preconditioner's age (SolverState). Version
+// 4: the surrogate's curvature scale after small_steps, and the summary's refused steps and
+// curvature scale after its monotonicity violations. Bump the
 // version with any change of the fields below: an old checkpoint is then refused by name instead
 // of misread.
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -160,6 +162,8 @@ void write_summary(Writer& w, const Summary& s) {
   w.i64(s.mm_iterations);
   w.i64(s.admm_iterations);
   w.i64(s.monotonicity_violations);
+  w.i64(s.rejected_steps);
+  w.f64(s.curvature_scale);
   w.f64(s.initial_objective);
   w.f64(s.final_objective);
   w.f64(s.init_time);
@@ -201,6 +205,8 @@ Summary read_summary(Reader& r) {
   s.mm_iterations = r.i32();
   s.admm_iterations = r.i64();
   s.monotonicity_violations = r.i32();
+  s.rejected_steps = r.i32();
+  s.curvature_scale = r.f64();
   s.initial_objective = r.f64();
   s.final_objective = r.f64();
   s.init_time = r.f64();
@@ -259,6 +265,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       w.f64(s.c0);
       w.f64(s.rho);
       w.i64(s.small_steps);
+      w.f64(s.curvature_scale);
       w.u64(s.u.size() != 0 ? 1 : 0);
       if (s.u.size() != 0) {
         w.vec(s.u);
@@ -335,6 +342,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     s.c0 = r.f64();
     s.rho = r.f64();
     s.small_steps = r.i32();
+    s.curvature_scale = r.f64();
+    if (!(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0)) r.corrupt("the curvature scale is not in (0, 1]");
     const std::uint64_t packed = r.u64();
     if (packed > 1) r.corrupt("the ADMM state's tag is neither 0 (nu, e) nor 1 (packed u)");
     if (packed) {

@@ -75,6 +75,7 @@ SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   o.relative_tolerance = t.number("relative_tolerance", o.relative_tolerance, NumberRule::non_negative());
   o.consecutive = static_cast<int>(t.integer("consecutive", o.consecutive, NumberRule::closed(1, 1e6)));
   o.min_mm_iterations = static_cast<int>(t.integer("min_mm_iterations", o.min_mm_iterations, NumberRule::closed(0, 1e9)));
+  o.curvature_scale = t.number("curvature_scale", o.curvature_scale, NumberRule::half_open(0, 1));
   o.time_limit = t.number("time_limit", o.time_limit, NumberRule::non_negative());
   const std::string init = t.string("init", "spectral", {"spectral", "gaussian", "file", "model"});
   from_string(init, &o.init);
@@ -134,6 +135,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["warm_start_iterations"] = s.warm_start_iterations;
   j["admm_iterations"] = s.admm_iterations;
   j["monotonicity_violations"] = s.monotonicity_violations;
+  j["rejected_steps"] = s.rejected_steps;
+  j["curvature_scale"] = number(s.curvature_scale);
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
   j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
   nlohmann::json metrics = nlohmann::json::object();
