@@ -165,6 +165,7 @@ struct Summary {
   int warm_start_iterations = 0;        // MM iterations of the l1 warm start (l1_warm_start)
   int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
+  long cg_iterations = 0;               // CG iterations of the coupled Xt-step (0 for the direct one)
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3); see solve()
   int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
   double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)

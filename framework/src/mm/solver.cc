@@ -107,6 +107,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     summary.warm_start_iterations = saved.warm_start_iterations;
     summary.mm_iterations = saved.mm_iterations;
     summary.admm_iterations = saved.admm_iterations;
+    summary.cg_iterations = saved.cg_iterations;
     summary.monotonicity_violations = saved.monotonicity_violations;
     summary.rejected_steps = saved.rejected_steps;
     summary.initial_objective = saved.initial_objective;
@@ -231,6 +232,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     }
     const int inner = admm.run(state, eps);
     summary.admm_iterations += inner;
+    summary.cg_iterations += state.cg_iterations;
 
     X_next = X + state.step;  // under a constraint, the feasible Y of the ADMM
     const double gap = state.gap;  // this step's: a fused rebuild moves the state on

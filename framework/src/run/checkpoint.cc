@@ -19,8 +19,8 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Version 1: the first format. Version 2: the ADMM state may be packed (SolverState::u): a u64
 // tag (0: nu and e follow, 1: u follows) before it. Version 3: after mu, the coupled Xt-step's
 // last Xt, the iterate of its preconditioner and that preconditioner's age (SolverState). Version
-// 4: the surrogate's curvature scale after small_steps, and the summary's refused steps and
-// curvature scale after its monotonicity violations. Bump the
+// 4: the surrogate's curvature scale after small_steps, and the summary's refused steps, CG
+// iterations and curvature scale after its monotonicity violations. Bump the
 // version with any change of the fields below: an old checkpoint is then refused by name instead
 // of misread.
 constexpr std::uint32_t kVersion = 4;
@@ -163,6 +163,7 @@ void write_summary(Writer& w, const Summary& s) {
   w.i64(s.admm_iterations);
   w.i64(s.monotonicity_violations);
   w.i64(s.rejected_steps);
+  w.i64(s.cg_iterations);
   w.f64(s.curvature_scale);
   w.f64(s.initial_objective);
   w.f64(s.final_objective);
@@ -206,6 +207,7 @@ Summary read_summary(Reader& r) {
   s.admm_iterations = r.i64();
   s.monotonicity_violations = r.i32();
   s.rejected_steps = r.i32();
+  s.cg_iterations = r.i64();
   s.curvature_scale = r.f64();
   s.initial_objective = r.f64();
   s.final_objective = r.f64();
