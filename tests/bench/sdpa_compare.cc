@@ -4,8 +4,10 @@
 // For each n it (1) writes the problem with `sdprl export-sdpa` (block 1 = Z, LP block of slacks),
 // (2) runs sdpa on it (one thread, epsilonStar 1e-9; wall time of the process) and computes the
 // numerical rank of sdpa's Z (eigenvalues > 1e-6 * max), (3) runs `sdprl run` on the same model
-// (l1, coupled Xt-step, curvature scale 0.1, tight tolerances, spectral init, rank = max(5, sdpa's
-// rank) unless --rank; `--set solver.curvature_scale=1` gives the paper's majoriser)
+// (l1, coupled Xt-step, curvature scale 0.1 and rho 3, tight tolerances, spectral init, rank =
+// max(5, sdpa's rank) unless --rank; `--set solver.curvature_scale=1 --set solver.admm.rho=0` gives
+// the defaults: the paper's majoriser and the automatic rho, 10 for l1). tau = 0.1 and rho = 3 are
+// the best of the sweeps in README Performance (n = 100 and 300, lambda = 1).
 // and reads its solve time (summary.json time.solve) next to the process's wall time, and
 // (4) prints one Markdown table: both times, their ratio (sdpa wall / sdprl solve), both
 // objectives (sdpa's optimum is -objValDual; sdprl's is F(X) = sum |<X,Q X> - t| + lambda/2 ||X||^2,
@@ -167,6 +169,7 @@ int main(int argc, char** argv) {
     std::string run = shell_quote(sdprl) + " run " + shell_quote(model) + common +
                       " --set solver.rank=" + std::to_string(row.sdprl_rank) +
                       " --set solver.init=spectral --set solver.admm.xt_step=coupled --set solver.curvature_scale=0.1"
+                      " --set solver.admm.rho=3"
                       " --set solver.relative_tolerance=1e-10 --set solver.consecutive=5"
                       " --set solver.max_mm_iterations=20000 --set solver.admm.min_tolerance=1e-12";
     for (const auto& s : sets) run += " --set " + shell_quote(s);  // later --set wins
@@ -219,7 +222,7 @@ int main(int argc, char** argv) {
                 (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.sdpa_rank, r.sdprl_rank, r.mm, r.status.c_str(),
                 r.sdpa_note.c_str(), r.reach_time, r.reach_mm, r.sdpa_time / r.reach_time);
   }
-  std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, coupled Xt-step, curvature scale 0.1, "
+  std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, coupled Xt-step, curvature scale 0.1, rho 3, "
               "spectral init%s\n",
               lambda, sets.empty() ? "" : ", extra --set options given");
   return 0;
