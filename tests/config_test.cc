@@ -244,6 +244,12 @@ TEST(ConfigReadTest, OutOfRange) {
   error = catch_error([&] { admm.number("alpha", 1, NumberRule::open(0, 1)); });
   EXPECT_EQ(error.message(), "solver.admm.alpha: expected a number in (0, 1), got 1.5");
   EXPECT_DOUBLE_EQ(admm.number("alpha", 1, NumberRule::closed(0, 2)), 1.5);
+  // (lo, hi], as solver.curvature_scale's: hi itself is accepted, lo and beyond hi are not.
+  error = catch_error([&] { admm.number("alpha", 1, NumberRule::half_open(0, 1)); });
+  EXPECT_EQ(error.message(), "solver.admm.alpha: expected a number in (0, 1], got 1.5");
+  EXPECT_DOUBLE_EQ(admm.number("alpha", 1, NumberRule::half_open(0, 1.5)), 1.5);
+  EXPECT_FALSE(NumberRule::half_open(0, 1).accepts(0.0));
+  EXPECT_TRUE(NumberRule::half_open(0, 1).accepts(1.0));
 
   error = catch_error([&] { config.table("solver").integer("rank", 1, NumberRule::at_least(1)); });
   EXPECT_EQ(error.where(), "model.toml:5:8");

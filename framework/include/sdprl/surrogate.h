@@ -146,7 +146,8 @@ class SDPRL_API Admm {
 
   // Call after every Surrogate::update(): factors the Xt-step for the new iterate. The coupled
   // Xt-step's CG preconditioner is rebuilt when it is AdmmOptions::preconditioner_refresh
-  // prepare()s old, or when `rebuild_preconditioner`; otherwise the last one is kept.
+  // prepare()s old, or when `rebuild_preconditioner`; otherwise the last one is kept. Drops an
+  // iteration that update_and_iterate() ran ahead (primed()): the next run() starts afresh.
   void prepare(bool rebuild_preconditioner = false);
   // prepare()s since the coupled Xt-step's preconditioner was built (0: by the last one); -1 when
   // there is none to keep (direct Xt-step, or none built yet). A resumed MM run sets it back with
