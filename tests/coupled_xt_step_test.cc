@@ -4,7 +4,6 @@
 // the uninterrupted one bit for bit.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -140,28 +139,15 @@ TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   const Summary full = solve(p.model, *loss, weights, o, reference);
   ASSERT_EQ(full.mm_iterations, 40);
 
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::vector<SolverState> saved;
-  Matrix X = p.X0;
-  const Summary part = solve(
-      p.model, *loss, weights, o, X,
-      [&](const TraceRow& row, const Matrix&) {
-        if (row.mm_iteration == 13) stop = true;  // 13 = 2 * 5 + 3: the preconditioner is 2 steps old
-        return true;
-      },
-      nullptr, [&](const SolverState& st) { saved.push_back(st); });
-  ASSERT_EQ(part.status, SolverStatus::kInterrupted);
-  ASSERT_EQ(saved.size(), 1u);
-  const SolverState& st = saved[0];
-  EXPECT_EQ(st.k, 13);
+  // 13 = 2 * 5 + 3: the preconditioner is 2 steps old.
+  const SolverState st = state_at_interrupt(p.model, *loss, weights, o, p.X0, 13);
+  ASSERT_EQ(st.k, 13);
   EXPECT_EQ(st.preconditioner_age, 2);
   ASSERT_EQ(st.D.rows(), 120);
   EXPECT_GT(st.D.norm(), 0.0);
   ASSERT_EQ(st.X_preconditioner.rows(), 120);
   EXPECT_GT((st.X_preconditioner - st.X).norm(), 0.0) << "the preconditioner's iterate is an earlier one";
 
-  o.interrupt = nullptr;
   Matrix resumed = st.X;
   const Summary rest = solve(p.model, *loss, weights, o, resumed, {}, &st);
   EXPECT_EQ(rest.mm_iterations, 40);
@@ -189,15 +175,10 @@ TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
   auto loss = load_loss("l1");
   SolverOptions o = coupled_options(5);
   o.max_mm_iterations = 3;
-  std::atomic<bool> stop{true};
-  o.interrupt = &stop;
-  std::vector<SolverState> saved;
-  Matrix X = p.X0;
-  solve(p.model, *loss, {0.5, 0.0}, o, X, {}, nullptr, [&](const SolverState& st) { saved.push_back(st); });
-  ASSERT_EQ(saved.size(), 1u);
-  o.interrupt = nullptr;
+  const SolverState saved = state_at_interrupt(p.model, *loss, {0.5, 0.0}, o, p.X0, 1);
+  ASSERT_EQ(saved.k, 1);
   for (int which = 0; which < 2; ++which) {
-    SolverState bad = saved[0];
+    SolverState bad = saved;
     (which == 0 ? bad.D : bad.X_preconditioner) = Matrix::Zero(119, 4);
     Matrix Y = bad.X;
     EXPECT_THROW(solve(p.model, *loss, {0.5, 0.0}, o, Y, {}, &bad), Error) << which;

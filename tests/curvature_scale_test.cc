@@ -3,7 +3,6 @@
 // F at it (F(X_k + Xt) <= H(Xt)); a refused step is taken again from X_k with tau doubled.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -195,24 +194,11 @@ TEST(CurvatureScale, ResumeAfterRefusedStepsIsBitForBit) {
   const Summary full = solve(p.model, *loss, weights, o, reference);
   ASSERT_EQ(full.mm_iterations, 60);
 
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::vector<SolverState> saved;
-  Matrix X = p.X0;
-  solve(
-      p.model, *loss, weights, o, X,
-      [&](const TraceRow& row, const Matrix&) {
-        if (row.mm_iteration == 25) stop = true;
-        return true;
-      },
-      nullptr, [&](const SolverState& st) { saved.push_back(st); });
-  ASSERT_EQ(saved.size(), 1u);
-  const SolverState& st = saved[0];
+  const SolverState st = state_at_interrupt(p.model, *loss, weights, o, p.X0, 25);
   ASSERT_EQ(st.k, 25);
   ASSERT_GT(st.summary.rejected_steps, 0) << "no step refused before the interrupt: the test checks nothing";
   EXPECT_EQ(st.curvature_scale, std::ldexp(o.curvature_scale, st.summary.rejected_steps));
 
-  o.interrupt = nullptr;
   Matrix resumed = st.X;
   const Summary rest = solve(p.model, *loss, weights, o, resumed, {}, &st);
   EXPECT_EQ(rest.mm_iterations, 60);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <memory>
 #include <random>
 #include <vector>
@@ -154,6 +155,27 @@ inline Matrix random_matrix(Index n, Index r, double scale, std::mt19937_64& rng
 inline std::shared_ptr<Loss> load_loss(const std::string& name) {
   static PluginHost host({SDPRL_PLUGIN_BUILD_DIR});
   return host.create_loss(name, ConfigTable());
+}
+
+// The state an MM run from X0 checkpoints when an interrupt stops it at the end of MM step k (for
+// resume tests; `options` may carry a checkpoint interval, but one that is due before k would be a
+// second state and fails the test).
+inline SolverState state_at_interrupt(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                                      SolverOptions options, const Matrix& X0, int k) {
+  std::atomic<bool> stop{false};
+  options.interrupt = &stop;
+  std::vector<SolverState> saved;
+  Matrix X = X0;
+  const Summary s = solve(
+      model, loss, weights, options, X,
+      [&](const TraceRow& row, const Matrix&) {
+        if (row.mm_iteration == k) stop = true;
+        return true;
+      },
+      nullptr, [&](const SolverState& st) { saved.push_back(st); });
+  EXPECT_EQ(s.status, SolverStatus::kInterrupted);
+  EXPECT_EQ(saved.size(), 1u);
+  return saved.empty() ? SolverState{} : saved.front();
 }
 
 // Runs the same MM (tight CG) on two models from the same start and expects the same iterates:
