@@ -157,7 +157,14 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     admm.set_preconditioner_age(start->preconditioner_age);
     surrogate.update(X);
   }
-  if (options.verbose && (options.admm.rho > 0.0 || start)) print_header(summary, loss);
+  // The header shows the rho used: with the automatic rho it waits for the end of the first MM
+  // step, which fixes it (or for a refused first step, whose line it heads).
+  bool header_printed = false;
+  auto header = [&] {
+    if (options.verbose && !header_printed) print_header(summary, loss);
+    header_printed = true;
+  };
+  if (options.admm.rho > 0.0 || start) header();
 
   auto last_checkpoint = Clock::now();
   auto take_checkpoint = [&](int k) {
@@ -273,6 +280,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     if (tau < 1.0 && f_next > surrogate_value + 1e-12 * std::max(std::abs(f), std::abs(f_next))) {
       ++summary.rejected_steps;
       const double raised = std::min(1.0, 2.0 * tau);
+      header();
       if (options.verbose)
         std::fprintf(stderr, "%5d step refused: F(X_k + Xt) = %.6e > H(Xt) = %.6e; curvature scale %g -> %g\n", k,
                      f_next, surrogate_value, tau, raised);
@@ -309,7 +317,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     summary.mm_iterations = k;
     summary.final_objective = f;
     summary.trace.push_back(row);
-    if (options.verbose && k == 1 && options.admm.rho == 0.0) print_header(summary, loss);  // shows the rho used
+    header();
     if (options.verbose && (k == 1 || k % options.print_every == 0)) print_row(row);
 
     // The callback sees every MM iterate, the last one included.
