@@ -157,14 +157,14 @@ class EntryLinearization final : public TermLinearization {
   void apply(const Matrix& D, Vector& out) const override {
     out.resize(size());
     if (mode_ == SplitMode::kRowSplit) {
-      row_dots(D, X_, out.data());
+      row_dots(D, out.data());
       out.array() *= scale_.array();
     } else {
       // <D, (w/2)(e_i x_j^T + e_j x_i^T)> = (w/2)(d_i . x_j + d_j . x_i); for i = j, w d_i . x_i.
       // Each half d_i . x_j by rows of the CSR (row_dots), where d_i is read once for four
       // partners, then the halves added by term.
       Vector half(static_cast<Index>(partner_.size()));
-      row_dots(D, X_, half.data());
+      row_dots(D, half.data());
       const Index m = size();
 #pragma omp parallel for schedule(static) if (m * X_.cols() > detail::kParallelWork)
       for (Index k = 0; k < m; ++k) {
@@ -307,20 +307,20 @@ class EntryLinearization final : public TermLinearization {
     }
   }
 
-  // half[p] = a_i . b_partner(p) for every half-term p of the CSR (row i), four partners at a
-  // time so that a_i is read once per four products.
-  void row_dots(const Matrix& A, const Matrix& B, double* __restrict half) const {
-    const Index n = terms_.dimension(), r = B.cols();
+  // half[p] = d_i . x_partner(p) for every half-term p of the CSR (row i), four partners at a
+  // time so that d_i is read once per four products.
+  void row_dots(const Matrix& D, double* __restrict half) const {
+    const Index n = terms_.dimension(), r = X_.cols();
 #pragma omp parallel for schedule(static) if (static_cast<Index>(partner_.size()) * r > detail::kParallelWork)
     for (Index i = 0; i < n; ++i) {
-      const double* __restrict ai = A.row(i).data();
+      const double* __restrict ai = D.row(i).data();
       Index p = row_ptr_[i];
       const Index end = row_ptr_[i + 1];
       for (; p + 4 <= end; p += 4) {
-        const double* __restrict x0 = B.row(partner_[p]).data();
-        const double* __restrict x1 = B.row(partner_[p + 1]).data();
-        const double* __restrict x2 = B.row(partner_[p + 2]).data();
-        const double* __restrict x3 = B.row(partner_[p + 3]).data();
+        const double* __restrict x0 = X_.row(partner_[p]).data();
+        const double* __restrict x1 = X_.row(partner_[p + 1]).data();
+        const double* __restrict x2 = X_.row(partner_[p + 2]).data();
+        const double* __restrict x3 = X_.row(partner_[p + 3]).data();
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
         for (Index c = 0; c < r; ++c) {
@@ -333,7 +333,7 @@ class EntryLinearization final : public TermLinearization {
         half[p] = s0, half[p + 1] = s1, half[p + 2] = s2, half[p + 3] = s3;
       }
       for (; p < end; ++p) {
-        const double* __restrict x0 = B.row(partner_[p]).data();
+        const double* __restrict x0 = X_.row(partner_[p]).data();
         double s0 = 0.0;
 #pragma omp simd reduction(+ : s0)
         for (Index c = 0; c < r; ++c) s0 += ai[c] * x0[c];
