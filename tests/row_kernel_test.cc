@@ -6,6 +6,7 @@
 #include <atomic>
 #include <random>
 
+#include "admm/row_kernel.h"
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
@@ -75,6 +76,21 @@ TEST(RowVectors, CoupledModeHasNone) {
 // blocks, and its two sums are sum phi(|r|) and sum w |r| over the terms (each term once, though
 // each off-diagonal term has two halves). Leaky-MCP at a scale where residuals fall on both sides
 // of its knee; the entries include diagonal ones and both orders of a pair.
+// Beyond detail::kPrefetchSplitTerms half-terms the gather prefetches the next row's indices
+// and the partner rows some terms ahead (reading partner indices past the row's end): the same a_h,
+// at a fixed rank with the four-at-a-time gather (5), term by term (3) and at a dynamic rank (11).
+TEST(RowVectors, EntryTermsMatchTheirMapsBeyondThePrefetchThreshold) {
+  const Index m = detail::kPrefetchSplitTerms / 2 + 5000;  // two half-terms per off-diagonal entry
+  const EntryData d = random_entries(4000, m, 73);
+  const auto terms = entry_terms(d);
+  auto lin = terms->make_linearization(SplitMode::kRowSplit);
+  ASSERT_GT(lin->size(), detail::kPrefetchSplitTerms) << "the instance must cross the threshold";
+  for (const Index r : {3, 5, 11}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    expect_row_vectors_match_maps(*terms, r, 74);
+  }
+}
+
 TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
   const EntryData d = random_entries(300, 4000, 91);
   const auto terms = entry_terms(d);
