@@ -42,7 +42,8 @@ class EntryLinearization final : public TermLinearization {
     }
     for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
     const Index h = row_ptr_[n];
-    partner_.resize(h);
+    // kPartnerAhead entries past the last half-term, row 0, for gather()'s look-ahead.
+    partner_.assign(static_cast<std::size_t>(h + kPartnerAhead), 0);
     term_.resize(h);
     target_.resize(h);
     std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
@@ -169,7 +170,7 @@ class EntryLinearization final : public TermLinearization {
       // <D, (w/2)(e_i x_j^T + e_j x_i^T)> = (w/2)(d_i . x_j + d_j . x_i); for i = j, w d_i . x_i.
       // Each half d_i . x_j by rows of the CSR (row_dots), where d_i is read once for four
       // partners, then the halves added by term.
-      Vector half(static_cast<Index>(partner_.size()));
+      Vector half(row_ptr_[terms_.dimension()]);
       row_dots(D, half.data());
       const Index m = size();
 #pragma omp parallel for schedule(static) if (m * X_.cols() > detail::kParallelWork)
@@ -230,14 +231,24 @@ class EntryLinearization final : public TermLinearization {
   // The partner rows of row i's half-terms, component-major (out[c * deg + q]), times scale_h when
   // `scaled` (then they are the a_h).
   void gather_partners(Index i, double* out, bool scaled) const {
+    if (prefetch_next_row_)
+      gather_rank<true>(i, out, scaled);
+    else
+      gather_rank<false>(i, out, scaled);
+  }
+
+  // The prefetch decision is a template parameter: a test inside the gather's loop cost 4-5% per
+  // ADMM iteration at m = 2000, where it is always false.
+  template <bool Prefetch>
+  void gather_rank(Index i, double* out, bool scaled) const {
     switch (X_.cols()) {  // a fixed rank unrolls the gather of r doubles per half-term
-      case 2: return gather<2>(i, out, scaled);
-      case 3: return gather<3>(i, out, scaled);
-      case 4: return gather<4>(i, out, scaled);
-      case 5: return gather<5>(i, out, scaled);
-      case 6: return gather<6>(i, out, scaled);
-      case 8: return gather<8>(i, out, scaled);
-      default: return gather<Eigen::Dynamic>(i, out, scaled);
+      case 2: return gather<2, Prefetch>(i, out, scaled);
+      case 3: return gather<3, Prefetch>(i, out, scaled);
+      case 4: return gather<4, Prefetch>(i, out, scaled);
+      case 5: return gather<5, Prefetch>(i, out, scaled);
+      case 6: return gather<6, Prefetch>(i, out, scaled);
+      case 8: return gather<8, Prefetch>(i, out, scaled);
+      default: return gather<Eigen::Dynamic, Prefetch>(i, out, scaled);
     }
   }
 
@@ -315,7 +326,7 @@ class EntryLinearization final : public TermLinearization {
   template <class Coefficient>
   void row_axpys(const Coefficient& a, Matrix& out) const {
     const Index n = terms_.dimension(), r = X_.cols();
-#pragma omp parallel for schedule(static) if (static_cast<Index>(partner_.size()) * r > detail::kParallelWork)
+#pragma omp parallel for schedule(static) if (row_ptr_[n] * r > detail::kParallelWork)
     for (Index i = 0; i < n; ++i) {
       double* __restrict oi = out.row(i).data();
       Index p = row_ptr_[i];
@@ -342,7 +353,7 @@ class EntryLinearization final : public TermLinearization {
   // time so that d_i is read once per four products.
   void row_dots(const Matrix& D, double* __restrict half) const {
     const Index n = terms_.dimension(), r = X_.cols();
-#pragma omp parallel for schedule(static) if (static_cast<Index>(partner_.size()) * r > detail::kParallelWork)
+#pragma omp parallel for schedule(static) if (row_ptr_[n] * r > detail::kParallelWork)
     for (Index i = 0; i < n; ++i) {
       const double* __restrict ai = D.row(i).data();
       Index p = row_ptr_[i];
@@ -379,24 +390,24 @@ class EntryLinearization final : public TermLinearization {
   // row-split ADMM iteration's time (it runs once per row and iteration, fused_iteration() in
   // row_kernel.cc); the transposed form took 12-17% off that iteration at m = 10^4. The products
   // s x are the same as the scalar loop's, so either form gives bitwise the same a_h.
-  template <int R>
+  template <int R, bool Prefetch>
   void gather(Index i, double* out, bool scaled) const {
     const Index r = R == Eigen::Dynamic ? X_.cols() : R;
     const Index stride = R == Eigen::Dynamic ? stride_ : gather_stride(R);
     const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
     const double* X = padded_;
     const std::int32_t* partner = partner_.data() + begin;
+    // In a local: the stores to `out` could alias scale_'s own pointer, so the compiler would
+    // otherwise reload it from *this for every four half-terms.
+    const double* scale = scale_.data() + begin;
     // Beyond detail::kPrefetchSplitTerms, where X and the streams come from L3 and memory:
     // (1) the next row's partner indices and scales, sequential but not followed by the hardware
     // prefetcher between the random reads of X; (2) the partner row kPartnerAhead half-terms
-    // ahead (into the next row at the end of this one), into L2 (prefetcht1), whose indices (1)
-    // has brought in. The out-of-order core alone keeps too few of these misses in flight.
+    // ahead (into the next row at the end of this one, and into partner_'s padding after the last
+    // row), into L2 (prefetcht1), whose indices (1) has brought in. The out-of-order core alone keeps too few of these misses in flight.
     // ADMM iteration at m = 10^5, 1 thread: (1) -6%, (2) a further -7% (64 -> 59 ms); MM step
     // 202 -> 180 ms. (2) without (1) did not help: its own reads of the indices missed.
-    const bool prefetch = prefetch_next_row_;
-    // Half-term q + kPartnerAhead exists for q < ahead_end.
-    const Index ahead_end = static_cast<Index>(partner_.size()) - begin - kPartnerAhead;
-    if (prefetch && i + 1 < terms_.dimension()) {
+    if (Prefetch && i + 1 < terms_.dimension()) {
       const Index next = row_ptr_[i + 1], next_end = row_ptr_[i + 2];
       for (Index p = next; p < next_end; p += 16) __builtin_prefetch(partner_.data() + p);
       if (scaled)
@@ -409,13 +420,13 @@ class EntryLinearization final : public TermLinearization {
 #if defined(__AVX2__)
     if constexpr (R != Eigen::Dynamic && R >= 4) {
       for (; q + 4 <= deg; q += 4) {
-        if (prefetch && q + 4 <= ahead_end)
+        if constexpr (Prefetch)
           for (Index t = 0; t < 4; ++t) prefetch_partner(q + t);
         const double* x0 = X + static_cast<Index>(partner[q]) * stride;
         const double* x1 = X + static_cast<Index>(partner[q + 1]) * stride;
         const double* x2 = X + static_cast<Index>(partner[q + 2]) * stride;
         const double* x3 = X + static_cast<Index>(partner[q + 3]) * stride;
-        const __m256d s = scaled ? _mm256_loadu_pd(scale_.data() + begin + q) : _mm256_set1_pd(1.0);
+        const __m256d s = scaled ? _mm256_loadu_pd(scale + q) : _mm256_set1_pd(1.0);
         // Rows (x0[0..3]) .. (x3[0..3]) -> columns (x0[c], x1[c], x2[c], x3[c]), c = 0..3.
         const __m256d r0 = _mm256_loadu_pd(x0), r1 = _mm256_loadu_pd(x1);
         const __m256d r2 = _mm256_loadu_pd(x2), r3 = _mm256_loadu_pd(x3);
@@ -431,8 +442,8 @@ class EntryLinearization final : public TermLinearization {
     }
 #endif
     for (; q < deg; ++q) {
-      if (prefetch && q < ahead_end) prefetch_partner(q);
-      const double s = scaled ? scale_[begin + q] : 1.0;
+      if constexpr (Prefetch) prefetch_partner(q);
+      const double s = scaled ? scale[q] : 1.0;
       const double* x = X + static_cast<Index>(partner[q]) * stride;
       for (Index c = 0; c < r; ++c) out[c * deg + q] = s * x[c];
     }
