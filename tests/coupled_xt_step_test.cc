@@ -11,6 +11,7 @@
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
+#include "sdprl/terms/composite_terms.h"
 #include "test_models.h"
 
 namespace sdprl {
@@ -79,6 +80,46 @@ TEST(CoupledXtStep, PreconditionerChangesCgWorkNotTheIterates) {
 }
 
 // kAuto: the blocks while their n r^2 doubles fit in kBlockPreconditionerBytes, else row-scaled.
+// The row-scaled preconditioner reads only the traces of the Gram blocks, which
+// TermLinearization::gram_row_traces gives without the blocks' n r^2 doubles: each family's
+// traces against the traces of its own blocks, in both split modes, for the entry terms' own pass,
+// the default (distance terms) and a composite of both.
+TEST(CoupledXtStep, GramRowTracesAreTheTracesOfTheGramBlocks) {
+  const EntryData ed = random_entries(90, 1200, 31), dd = random_pairs(90, 900, 32);
+  const auto entries = entry_terms(ed);
+  const auto distances = distance_terms(dd);
+  const auto both = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{entries, distances});
+  const std::pair<const char*, const ConstraintSet*> sets[] = {
+      {"entries", entries.get()}, {"distances", distances.get()}, {"composite", both.get()}};
+  std::mt19937_64 rng(33);
+  for (const Index r : {1, 5, 11}) {
+    const Matrix X = random_matrix(90, r, 1.0, rng);
+    for (const auto& [name, set] : sets) {
+      for (const SplitMode mode : {SplitMode::kRowSplit, SplitMode::kCoupled}) {
+        SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(r) + ", " + to_string(mode));
+        auto lin = set->make_linearization(mode);
+        Vector values;
+        set->evaluate(X, values);
+        // Unequal weights, so that a trace that ignored them would differ.
+        const Vector w = Vector::Random(set->size()).cwiseAbs() + Vector::Constant(set->size(), 0.1);
+        lin->update(X, w, values - set->targets());
+        Matrix blocks;
+        Vector traces;
+        lin->gram_row_blocks(blocks);
+        lin->gram_row_traces(traces);
+        ASSERT_EQ(traces.size(), 90);
+        double total = 0.0;
+        for (Index i = 0; i < 90; ++i) {
+          const double expected = blocks.block(i * r, 0, r, r).trace();
+          EXPECT_NEAR(traces[i], expected, 1e-12 * (1.0 + std::abs(expected))) << "row " << i;
+          total += expected;
+        }
+        EXPECT_GT(total, 0.0);
+      }
+    }
+  }
+}
+
 TEST(CoupledXtStep, AutomaticPreconditionerFollowsTheBlocksSize) {
   auto loss = load_loss("l1");
   AdmmOptions options;

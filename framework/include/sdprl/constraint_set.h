@@ -71,6 +71,11 @@ class SDPRL_API TermLinearization {
   // The r x r diagonal blocks of P*P: block i (rows i*r .. i*r + r - 1 of the (n r) x r result)
   // is sum_h P_h(i,:)^T P_h(i,:). Exact P*P when rows_decoupled(), a preconditioner otherwise.
   virtual void gram_row_blocks(Matrix& blocks) const = 0;
+  // The traces of those n blocks (length n), sum_h |P_h(i,:)|^2: all that the row-scaled CG
+  // preconditioner of the coupled Xt-step reads (AdmmOptions::preconditioner), which exists to
+  // avoid the blocks' n r^2 doubles. Default: from gram_row_blocks(), through those n r^2 doubles;
+  // a family for large n overrides it with one pass over its terms.
+  virtual void gram_row_traces(Vector& traces) const;
 
   // Optional fast path of the row-split Xt-step (framework/src/admm/row_kernel.h). A linearisation
   // whose every split term has the form P_h = e_i a_h^T (one row i, a vector a_h in R^r), with the

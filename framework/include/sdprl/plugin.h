@@ -28,7 +28,8 @@ namespace sdprl {
 // 3: TermLinearization gained term_weights()/shared_gram_block() (loss weights outside P).
 // 4: TermLinearization gained update_with_loss() (the one-pass MM rebuild).
 // 5: update_with_loss() takes a RowConsumer (the rebuild fused with the next ADMM's first iteration).
-#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 5
+// 6: TermLinearization gained gram_row_traces() (the row-scaled preconditioner without n r^2 doubles).
+#define SDPRL_PLUGIN_ABI_VERSION_CURRENT 6
 #ifndef SDPRL_PLUGIN_ABI_VERSION
 #define SDPRL_PLUGIN_ABI_VERSION SDPRL_PLUGIN_ABI_VERSION_CURRENT
 #endif

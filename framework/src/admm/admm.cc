@@ -140,11 +140,7 @@ void Admm::prepare(bool rebuild_preconditioner) {
   preconditioner_age_ = direct_ ? -1 : 0;
   // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step. Families
   // with row_offsets() compute the blocks with detail::row_gram_blocks or in their one-pass update.
-  shared_ = false;
-  if (lin.shared_gram_block(gram_))
-    shared_ = true;
-  else
-    lin.gram_row_blocks(gram_);
+  shared_ = lin.shared_gram_block(gram_);
   row_scaled_ = row_scaled && !shared_;
   const Vector& bd = s_.b_diagonal();
   double gram_trace = 0.0;
@@ -154,13 +150,14 @@ void Admm::prepare(bool rebuild_preconditioner) {
     shared_vectors_ = eig.eigenvectors();
     // P*P is PSD: a rounding-negative eigenvalue is 0.
     shared_values_ = eig.eigenvalues().cwiseMax(0.0);
+  } else if (row_scaled_) {
+    // Only the blocks' traces: the row-scaled preconditioner is there to avoid their n r^2 doubles.
+    Matrix().swap(gram_);
+    lin.gram_row_traces(row_traces_);
+    for (Index i = 0; i < n; ++i) gram_trace += row_traces_[i];
   } else {
-    if (row_scaled_) row_traces_.resize(n);
-    for (Index i = 0; i < n; ++i) {
-      const double t = gram_.block(i * r, 0, r, r).trace();
-      gram_trace += t;
-      if (row_scaled_) row_traces_[i] = t;
-    }
+    lin.gram_row_blocks(gram_);
+    for (Index i = 0; i < n; ++i) gram_trace += gram_.block(i * r, 0, r, r).trace();
   }
   // tr(2B) / tr(P*P) over the Xt-step's r n unknowns (each diagonal entry of B acts on r of them).
   balanced_rho_ = gram_trace > 0.0 ? 2.0 * static_cast<double>(r) * bd.sum() / gram_trace : 0.0;

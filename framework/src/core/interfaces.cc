@@ -26,6 +26,13 @@ const Index* TermLinearization::row_offsets() const { return nullptr; }
 void TermLinearization::row_vectors(Index, double*) const {}
 const Vector* TermLinearization::term_weights() const { return nullptr; }
 bool TermLinearization::shared_gram_block(Matrix&) const { return false; }
+void TermLinearization::gram_row_traces(Vector& traces) const {
+  Matrix blocks;
+  gram_row_blocks(blocks);
+  const Index r = blocks.cols(), n = r > 0 ? blocks.rows() / r : 0;
+  traces.resize(n);
+  for (Index i = 0; i < n; ++i) traces[i] = blocks.block(i * r, 0, r, r).trace();
+}
 bool TermLinearization::update_with_loss(const Matrix&, const Loss&, double*, double*, RowConsumer*) { return false; }
 RowConsumer::~RowConsumer() = default;
 ConstraintSet::~ConstraintSet() = default;

@@ -89,6 +89,11 @@ class CompositeLinearization final : public TermLinearization {
     sum_parts(blocks, more, [&](std::size_t p, Matrix& o) { parts_[p]->gram_row_blocks(o); });
   }
 
+  void gram_row_traces(Vector& traces) const override {
+    Vector more;
+    sum_parts(traces, more, [&](std::size_t p, Vector& o) { parts_[p]->gram_row_traces(o); });
+  }
+
   // Shared only when every part's blocks are (their sum is then shared too).
   bool shared_gram_block(Matrix& block) const override {
     Matrix more;

@@ -449,6 +449,24 @@ class EntryLinearization final : public TermLinearization {
     }
   }
 
+  // Block i is sum_h c_h^2 x_partner x_partner^T (c_h = scale_h row-split, the term's coefficient
+  // times its weight coupled; as gram_row_blocks), so its trace is sum_h c_h^2 |x_partner|^2: one
+  // pass over the CSR with the n squared row norms of X, not the n r^2 doubles of the blocks.
+  void gram_row_traces(Vector& traces) const override {
+    const Index n = terms_.dimension();
+    const Vector norms = X_.rowwise().squaredNorm();
+    traces.resize(n);
+#pragma omp parallel for schedule(static) if (row_ptr_[n] > detail::kParallelWork)
+    for (Index i = 0; i < n; ++i) {
+      double t = 0.0;
+      for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
+        const double c = mode_ == SplitMode::kRowSplit ? scale_[p] : coefficient(i, p) * scale_[term_[p]];
+        t += c * c * norms[partner_[p]];
+      }
+      traces[i] = t;
+    }
+  }
+
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
     if (mode_ == SplitMode::kRowSplit) {
