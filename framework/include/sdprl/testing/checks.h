@@ -194,6 +194,25 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
         }
       }
     }
+    // gram_row_traces() (the row-scaled preconditioner's input): the traces of gram_row_blocks().
+    {
+      Matrix blocks;
+      Vector traces;
+      lin->gram_row_blocks(blocks);
+      lin->gram_row_traces(traces);
+      if (traces.size() != n) {
+        os << to_string(mode) << ": gram_row_traces has length " << traces.size() << ", expected " << n;
+        return os.str();
+      }
+      for (Index i = 0; i < n; ++i) {
+        const double t = blocks.middleRows(i * rank, rank).trace();
+        if (!(std::abs(traces[i] - t) <= 1e-10 * (1.0 + std::abs(t)))) {
+          os << to_string(mode) << ": gram_row_traces()[" << i << "] = " << traces[i]
+             << " but the trace of row block " << i << " of gram_row_blocks() is " << t;
+          return os.str();
+        }
+      }
+    }
     // The one-pass rebuild, where offered, must leave the linearisation as the three steps do.
     const detail::LogLoss loss;
     auto fast = set.make_linearization(mode);
