@@ -138,8 +138,9 @@ void Admm::prepare(bool rebuild_preconditioner) {
     return;
   }
   preconditioner_age_ = direct_ ? -1 : 0;
-  // A member: n r^2 doubles (r^2 when shared), kept to avoid re-faulting every MM step. Families
-  // with row_offsets() compute the blocks with detail::row_gram_blocks or in their one-pass update.
+  // A member: n r^2 doubles (r^2 when shared; none for the row-scaled preconditioner), kept to
+  // avoid re-faulting every MM step. Families with row_offsets() compute the blocks with
+  // detail::row_gram_blocks or in their one-pass update.
   shared_ = lin.shared_gram_block(gram_);
   row_scaled_ = row_scaled && !shared_;
   const Vector& bd = s_.b_diagonal();
