@@ -320,6 +320,12 @@ class EntryLinearization final : public TermLinearization {
   // A half-term's share of its term: 1/2 for each half of an off-diagonal term, 1 for a diagonal one.
   double coefficient(Index i, Index p) const { return partner_[p] == i ? 1.0 : 0.5; }
 
+  // c_p in row i's Gram block sum_p c_p^2 x_partner x_partner^T (CSR half-term p): its scale
+  // row-split (a_p = scale_p x_partner), the term's weight times coefficient(i, p) coupled.
+  double gram_weight(Index i, Index p) const {
+    return mode_ == SplitMode::kRowSplit ? scale_[p] : coefficient(i, p) * scale_[term_[p]];
+  }
+
   // out.row(i) += sum over the CSR's half-terms p of row i of a(i, p) x_partner(p), four partners at
   // a time so that the row's running sum is read and written once per four (it was three memory
   // operations per multiply-add with one at a time). `out` is zero on entry.
@@ -404,7 +410,8 @@ class EntryLinearization final : public TermLinearization {
     // (1) the next row's partner indices and scales, sequential but not followed by the hardware
     // prefetcher between the random reads of X; (2) the partner row kPartnerAhead half-terms
     // ahead (into the next row at the end of this one, and into partner_'s padding after the last
-    // row), into L2 (prefetcht1), whose indices (1) has brought in. The out-of-order core alone keeps too few of these misses in flight.
+    // row), into L2 (prefetcht1), whose indices (1) has brought in. The out-of-order core alone
+    // keeps too few of these misses in flight.
     // ADMM iteration at m = 10^5, 1 thread: (1) -6%, (2) a further -7% (64 -> 59 ms); MM step
     // 202 -> 180 ms. (2) without (1) did not help: its own reads of the indices missed.
     if (Prefetch && i + 1 < terms_.dimension()) {
@@ -449,9 +456,9 @@ class EntryLinearization final : public TermLinearization {
     }
   }
 
-  // Block i is sum_h c_h^2 x_partner x_partner^T (c_h = scale_h row-split, the term's coefficient
-  // times its weight coupled; as gram_row_blocks), so its trace is sum_h c_h^2 |x_partner|^2: one
-  // pass over the CSR with the n squared row norms of X, not the n r^2 doubles of the blocks.
+  // Block i is sum_p c_p^2 x_partner x_partner^T (c_p = gram_weight(i, p)), so its trace is
+  // sum_p c_p^2 |x_partner|^2: one pass over the CSR with the n squared row norms of X, not the
+  // n r^2 doubles of the blocks.
   void gram_row_traces(Vector& traces) const override {
     const Index n = terms_.dimension();
     const Vector norms = X_.rowwise().squaredNorm();
@@ -460,7 +467,7 @@ class EntryLinearization final : public TermLinearization {
     for (Index i = 0; i < n; ++i) {
       double t = 0.0;
       for (Index p = row_ptr_[i]; p < row_ptr_[i + 1]; ++p) {
-        const double c = mode_ == SplitMode::kRowSplit ? scale_[p] : coefficient(i, p) * scale_[term_[p]];
+        const double c = gram_weight(i, p);
         t += c * c * norms[partner_[p]];
       }
       traces[i] = t;
@@ -491,7 +498,7 @@ class EntryLinearization final : public TermLinearization {
         const Index begin = row_ptr_[i], deg = row_ptr_[i + 1] - begin;
         gather_partners(i, a.data(), /*scaled=*/false);
         for (Index q = 0; q < deg; ++q) {
-          const double c = coefficient(i, begin + q) * scale_[term_[begin + q]];
+          const double c = gram_weight(i, begin + q);
           for (Index col = 0; col < r; ++col) a[col * deg + q] *= c;
         }
         detail::row_block_gram(a.data(), deg, r, blocks.data() + i * r * r);
