@@ -36,7 +36,7 @@ fi
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DSDPRL_FUZZ=ON "-DSDPRL_FUZZ_SANITIZERS=$sanitizers" >&2
+    -DSDPRL_FUZZ=ON "-DSDPRL_FUZZ_SANITIZERS=$sanitizers" -DSDPRL_NATIVE=ON >&2
 fi
 cmake --build "$build" --target sdprl_fuzzers >&2
 

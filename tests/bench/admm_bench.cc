@@ -25,12 +25,12 @@
 #include <memory>
 #include <utility>
 
+#include "sdprl/completion/synthetic.h"
 #include "sdprl/loss.h"
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
 #include "sdprl/surrogate.h"
 #include "sdprl/terms/entry_terms.h"
-#include "synthetic.h"
 
 namespace {
 

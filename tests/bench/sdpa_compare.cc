@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "../sdpa_solver.h"
-#include "synthetic.h"
+#include "sdprl/completion/synthetic.h"
 
 namespace fs = std::filesystem;
 using sdprl::testing_support::shell_quote;

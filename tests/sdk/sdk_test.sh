@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The SDK end to end, as a user does it: install sdprl to a temporary prefix, build the arctan loss
-# plugin out of tree with find_package(sdprl), run a model with it from TOML, and check that the
-# objective never rose by more than eps_k between MM iterations (algorithm.md check 3) and that the
-# run converged with a sensible test RMSE.
+# plugin out of tree with find_package(sdprl), run two installed models from another directory,
+# run a model with the plugin from TOML, and check that the objective never rose by more than eps_k
+# between MM iterations (algorithm.md check 3) and that the run converged with a sensible test RMSE.
 #   sdk_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -21,6 +21,23 @@ plugin=$(find "$work/arctan" -name 'sdprl-loss-arctan.so' | head -n 1)
 "$work/prefix/bin/sdprl" plugins --plugin-path "$(dirname "$plugin")" > "$work/plugins.txt"
 grep -q '^arctan ' "$work/plugins.txt" || { echo "FAIL: sdprl plugins does not list arctan"; cat "$work/plugins.txt"; exit 1; }
 grep -q '^matrix-completion ' "$work/plugins.txt" || { echo "FAIL: installed plugins missing"; exit 1; }
+
+# The installed models run from any directory with their installed data (a model's data paths are
+# relative to its file): the quickstart (smaller, one lambda) and the SDPA example, which reads
+# models/data. The licence is installed beside them.
+models="$work/prefix/share/sdprl/models"
+for f in "$models/quickstart.toml" "$models/data/README.md" "$models/data/sdpa_example.dat-s" \
+         "$work/prefix/share/doc/sdprl/LICENSE"; do
+  [ -f "$f" ] || { echo "FAIL: not installed: ${f#"$work/prefix/"}"; exit 1; }
+done
+mkdir "$work/elsewhere"
+(cd "$work/elsewhere" && "$work/prefix/bin/sdprl" run "$models/quickstart.toml" --quiet --out quickstart \
+     --set model.synthetic.m=200 --set regularizer.lambda=1.0) > "$work/quickstart.txt"
+grep -q '^status = converged' "$work/quickstart.txt" || { echo "FAIL: the installed quickstart did not converge"; cat "$work/quickstart.txt"; exit 1; }
+[ -f "$work/elsewhere/quickstart/X.mtx" ] || { echo "FAIL: the installed quickstart wrote no X.mtx"; exit 1; }
+(cd "$work/elsewhere" && "$work/prefix/bin/sdprl" run "$models/sdpa_example.toml" --quiet --out sdpa) > "$work/sdpa.txt"
+grep -q '^status = converged' "$work/sdpa.txt" || { echo "FAIL: the installed SDPA example did not converge"; cat "$work/sdpa.txt"; exit 1; }
+echo "installed models: quickstart and sdpa_example run from another directory"
 
 SDPRL_PLUGIN_PATH="$(dirname "$plugin")" "$work/prefix/bin/sdprl" run "$source/tests/sdk/arctan/model.toml" \
     --quiet --out "$work/out" > "$work/run.txt"

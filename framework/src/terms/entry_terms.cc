@@ -574,33 +574,31 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
       acc.row(cols_[k]).noalias() += a * V.row(rows_[k]);
     }
   };
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
-  // The spectral start applies this some hundred times (a third of the start at m = 10^5). Each
-  // thread scatters a contiguous share of the terms into its own n x k matrix, added in thread
-  // order: the same result for the same thread count. Small sets stay on one thread, unchanged.
-  constexpr Index kParallelTerms = 100000;
-  if (threads == 1 || size() < kParallelTerms) {
+  // The spectral start applies this some hundred times (a third of the start at m = 10^5). The
+  // terms are cut into a number of contiguous chunks that depends on their count only (each at
+  // least kChunkTerms terms, at most kMaxChunks chunks); each chunk is scattered into a zeroed
+  // n x k matrix and the chunks are added to `out` in chunk order, so the result is bitwise the
+  // same for any thread count. Fewer than 2 kChunkTerms terms: one chunk, scattered into `out`
+  // directly (as before chunking). At most kMaxChunks threads share the work, each holding one
+  // n x k matrix; the in-order additions are hand-offs between threads, which a spinning thread
+  // on a busy machine slows down (OMP_WAIT_POLICY=passive, as for the row loops).
+  constexpr Index kChunkTerms = 100000, kMaxChunks = 8;
+  const Index chunks = std::min(kMaxChunks, size() / kChunkTerms);
+  if (chunks <= 1) {
     scatter(0, size(), out);
     return;
   }
-  std::vector<Matrix> parts(static_cast<std::size_t>(threads - 1));
-  int team = 1;  // the threads the region really got (1 inside another parallel region)
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel
   {
-    int t = 0;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
-#endif
-    Matrix& acc = t == 0 ? out : parts[static_cast<std::size_t>(t - 1)];
-    if (t > 0) acc.setZero(V.rows(), V.cols());
-    scatter(size() * t / team, size() * (t + 1) / team, acc);
+    Matrix acc;
+#pragma omp for ordered schedule(static, 1)
+    for (Index c = 0; c < chunks; ++c) {
+      acc.setZero(V.rows(), V.cols());
+      scatter(size() * c / chunks, size() * (c + 1) / chunks, acc);
+#pragma omp ordered
+      out += acc;
+    }
   }
-  for (int t = 1; t < team; ++t) out += parts[static_cast<std::size_t>(t - 1)];
 }
 
 std::unique_ptr<TermLinearization> EntryTerms::make_linearization(SplitMode mode) const {

@@ -11,7 +11,7 @@
 //   n = INT               the matrix size when the files do not reach the last row
 //   rank = INT            default rank of the factor (synthetic: its rank; files: 5)
 // Metrics: test_rmse and validation_rmse (when those sets exist), observed (count).
-#include "completion.h"
+#include "sdprl/completion/build_completion.h"
 #include "sdprl/plugin.h"
 
 namespace sdprl::mc {

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <map>
 
-#include "completion.h"
+#include "sdprl/completion/build_completion.h"
 #include "sdprl/constraint.h"
 #include "sdprl/error.h"
 #include "sdprl/io/libsvm.h"

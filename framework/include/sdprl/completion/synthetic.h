@@ -1,4 +1,5 @@
-// The paper's synthetic robust matrix-completion instance (algorithm.md section 5):
+// The paper's synthetic robust matrix-completion instance (algorithm.md section 5), generated for
+// the matrix-completion and snmf applications and the benchmarks:
 //   M = V V^T, V in R^{m x k}, V_ij ~ N(0, 1);  M' = M + N + S,
 //   N_ij ~ N(0, noise_variance) (variance, not standard deviation: the paper's N(0, 0.1)),
 //   S_ij = +-sigma with probability o (each sign equally likely), else 0;
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sdprl/export.h"
 #include "sdprl/types.h"
 
 namespace sdprl::mc {
@@ -49,6 +51,6 @@ struct SyntheticInstance {
   double sampling_probability = 0.0;
 };
 
-SyntheticInstance generate(const SyntheticSpec& spec);
+SDPRL_API SyntheticInstance generate(const SyntheticSpec& spec);
 
 }  // namespace sdprl::mc

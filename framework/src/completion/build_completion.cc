@@ -1,5 +1,5 @@
-// Observations, generator hookup and metrics shared by the matrix-completion and snmf plugins.
-#include "completion.h"
+// Observations, generator hookup and metrics shared by the matrix-completion and snmf applications.
+#include "sdprl/completion/build_completion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "sdprl/error.h"
 #include "sdprl/io/matrix_market.h"
 #include "sdprl/terms/entry_terms.h"
-#include "synthetic.h"
+#include "sdprl/completion/synthetic.h"
 
 namespace sdprl::mc {
 namespace {

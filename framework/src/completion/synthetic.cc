@@ -1,4 +1,5 @@
-#include "synthetic.h"
+// The generator of sdprl/completion/synthetic.h.
+#include "sdprl/completion/synthetic.h"
 
 #include <algorithm>
 #include <cmath>
