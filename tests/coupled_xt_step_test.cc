@@ -81,7 +81,7 @@ TEST(CoupledXtStep, PreconditionerChangesCgWorkNotTheIterates) {
 
 // kAuto: the blocks while their n r^2 doubles fit in kBlockPreconditionerBytes, else row-scaled.
 // The row-scaled preconditioner reads only the traces of the Gram blocks, which
-// TermLinearization::gram_row_traces gives without the blocks' n r^2 doubles: each family's
+// gram_row_traces (GramSummary or generic) gives without the blocks' n r^2 doubles: each family's
 // traces against the traces of its own blocks, in both split modes, for the entry terms' own pass,
 // the default (distance terms) and a composite of both.
 TEST(CoupledXtStep, GramRowTracesAreTheTracesOfTheGramBlocks) {
@@ -106,7 +106,7 @@ TEST(CoupledXtStep, GramRowTracesAreTheTracesOfTheGramBlocks) {
         Matrix blocks;
         Vector traces;
         lin->gram_row_blocks(blocks);
-        lin->gram_row_traces(traces);
+        gram_row_traces(*lin, traces);
         ASSERT_EQ(traces.size(), 90);
         double total = 0.0;
         for (Index i = 0; i < 90; ++i) {

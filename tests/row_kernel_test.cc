@@ -17,7 +17,7 @@ namespace {
 
 using namespace testing_support;
 
-// <D, P_h> = <d_i, a_h> and P*(y) row i = sum_h y_h a_h, with a_h from row_vectors().
+// <D, P_h> = <d_i, a_h> and P*(y) row i = sum_h y_h a_h, with a_h from RowSplitView::row_vectors().
 void expect_row_vectors_match_maps(const ConstraintSet& terms, Index r, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const Index n = terms.dimension();
@@ -27,8 +27,9 @@ void expect_row_vectors_match_maps(const ConstraintSet& terms, Index r, std::uin
   Vector values;
   terms.evaluate(X, values);
   lin->update(X, w, values - terms.targets());
-  const Index* off = lin->row_offsets();
-  ASSERT_NE(off, nullptr);
+  const RowSplitView* view = lin->row_split();
+  ASSERT_NE(view, nullptr);
+  const Index* off = view->row_offsets();
   ASSERT_EQ(off[n], lin->size());
   Vector PD, y = Vector::Random(lin->size());
   Matrix adj;
@@ -39,7 +40,7 @@ void expect_row_vectors_match_maps(const ConstraintSet& terms, Index r, std::uin
   for (Index i = 0; i < n; ++i) {
     const Index deg = off[i + 1] - off[i];
     std::vector<double> a(static_cast<std::size_t>(deg * r));
-    if (deg > 0) lin->row_vectors(i, a.data());
+    if (deg > 0) view->row_vectors(i, a.data());
     const Eigen::Map<const Eigen::MatrixXd> A(a.data(), deg, r);  // column c of A: entry c of the a_h
     const Vector pd = A * D.row(i).transpose();
     const Eigen::RowVectorXd row = (A.transpose() * y.segment(off[i], deg)).transpose();
@@ -68,10 +69,10 @@ TEST(RowVectors, DistanceTermsMatchTheirMaps) {
 
 TEST(RowVectors, CoupledModeHasNone) {
   const EntryData d = random_entries(6, 10, 75);
-  EXPECT_EQ(entry_terms(d)->make_linearization(SplitMode::kCoupled)->row_offsets(), nullptr);
+  EXPECT_EQ(entry_terms(d)->make_linearization(SplitMode::kCoupled)->row_split(), nullptr);
 }
 
-// The one-pass rebuild (TermLinearization::update_with_loss) against the three steps it fuses:
+// The one-pass rebuild (OnePassUpdate::update_with_loss) against the three steps it fuses:
 // ConstraintSet::evaluate, Loss::evaluate on |r| and update(X, w, r). Same b_h, a_h, C and Gram
 // blocks, and its two sums are sum phi(|r|) and sum w |r| over the terms (each term once, though
 // each off-diagonal term has two halves). Leaky-MCP at a scale where residuals fall on both sides
@@ -108,7 +109,8 @@ TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
     ASSERT_GT((w.array() > 0.05).count(), 100) << "residuals before the knee";
     three->update(X, w, residual);
     double phi_sum = 0.0, weighted_abs = 0.0;
-    ASSERT_TRUE(one->update_with_loss(X, *loss, &phi_sum, &weighted_abs, nullptr));
+    ASSERT_NE(one->one_pass(), nullptr);
+    one->one_pass()->update_with_loss(X, *loss, &phi_sum, &weighted_abs, nullptr);
     EXPECT_NEAR(phi_sum, phi.sum(), 1e-12 * phi.sum());
     EXPECT_NEAR(weighted_abs, w.dot(abs_residual), 1e-12 * w.dot(abs_residual));
     ASSERT_EQ(one->size(), three->size());
@@ -121,20 +123,18 @@ TEST(OnePassRebuild, SameLinearisationAsEvaluateLossAndUpdate) {
     one->gram_row_blocks(g1);
     three->gram_row_blocks(g3);
     EXPECT_LE((g1 - g3).norm(), 1e-12 * g3.norm());
-    const Index* off = one->row_offsets();
+    const Index* off = one->row_split()->row_offsets();
     for (Index i = 0; i < d.n; ++i) {
       const Index deg = off[i + 1] - off[i];
       std::vector<double> a1(static_cast<std::size_t>(deg * r)), a3(a1.size());
       if (deg == 0) continue;
-      one->row_vectors(i, a1.data());
-      three->row_vectors(i, a3.data());
+      one->row_split()->row_vectors(i, a1.data());
+      three->row_split()->row_vectors(i, a3.data());
       for (std::size_t q = 0; q < a1.size(); ++q) ASSERT_NEAR(a1[q], a3[q], 1e-13 * (1.0 + std::abs(a3[q]))) << "row " << i;
     }
   }
   // The coupled linearisation has no one-pass form: the surrogate takes the three steps.
-  double phi_sum = 0.0, weighted_abs = 0.0;
-  EXPECT_FALSE(terms->make_linearization(SplitMode::kCoupled)->update_with_loss(Matrix::Ones(d.n, 2), *loss, &phi_sum,
-                                                                                   &weighted_abs, nullptr));
+  EXPECT_EQ(terms->make_linearization(SplitMode::kCoupled)->one_pass(), nullptr);
 }
 
 // A loss that throws inside the parallel rebuild: the exception reaches the caller (it must not
@@ -153,7 +153,8 @@ TEST(OnePassRebuild, ALossThatThrowsReachesTheCaller) {
   auto lin = terms->make_linearization(SplitMode::kRowSplit);
   double phi_sum = 0.0, weighted_abs = 0.0;
   set_threads(2);
-  EXPECT_THROW(lin->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs, nullptr), Error);
+  EXPECT_THROW(lin->one_pass()->update_with_loss(Matrix::Ones(d.n, 3), ThrowingLoss(), &phi_sum, &weighted_abs, nullptr),
+               Error);
   set_threads(1);
 }
 

@@ -63,7 +63,7 @@ class SurrogateTest : public ::testing::TestWithParam<Case> {
     } else if (std::string(c.terms) == "mvu") {  // CompositeTerms: built coupled in both modes
       model_.terms = std::make_shared<CompositeTerms>(std::vector<std::shared_ptr<const ConstraintSet>>{
           distance_terms(random_pairs(n, 20, 12)), std::make_shared<RankOneTerms>(RankOneTerms::centering(n))});
-    } else if (std::string(c.terms) == "all-entries") {  // weights outside P (term_weights())
+    } else if (std::string(c.terms) == "all-entries") {  // weights outside P (ExternalWeights)
       model_.terms = std::make_shared<AllEntriesTerms>(n, random_symmetric(n, 4));
     } else if (std::string(c.terms) == "rank-one") {
       std::mt19937_64 rng(6);
@@ -163,7 +163,7 @@ TEST_P(SurrogateTest, AdmmGapCertifiesTheMinimiser) {
   AdmmState st;
   admm.reset_if_needed(st);
   // |nu_h| <= 2, or 2 w_h when the family keeps its weights outside P.
-  const Vector* tw = H.linearization().term_weights();
+  const Vector* tw = term_weights(H.linearization());
   const Vector bound = tw ? Vector(2.0 * *tw) : Vector::Constant(H.split_terms(), 2.0);
   double first_gap = 0.0;
   for (int t = 0; t < 3000; ++t) {
@@ -633,8 +633,8 @@ TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   Vector pi, pl;
   li->apply(D, pi);
   ll->apply(D, pl);
-  ASSERT_NE(li->term_weights(), nullptr);
-  EXPECT_EQ((*li->term_weights() - w).norm(), 0.0);
+  ASSERT_NE(term_weights(*li), nullptr);
+  EXPECT_EQ((*term_weights(*li) - w).norm(), 0.0);
   EXPECT_LE((pi.cwiseProduct(w) - pl).norm(), 1e-12 * pl.norm());
   EXPECT_LE((li->offsets().cwiseProduct(w) - ll->offsets()).norm(), 1e-14 * ll->offsets().norm());
   const Vector y = Vector::Random(n * n);
@@ -699,8 +699,8 @@ TEST(AllEntriesTerms, WeightsOutsidePReachTheSameMinimiser) {
   Surrogate Hi(implicit, *loss, w, SplitMode::kRowSplit, r), Hl(listed, *loss, w, SplitMode::kRowSplit, r);
   Hi.update(Xk);
   Hl.update(Xk);
-  ASSERT_NE(Hi.linearization().term_weights(), nullptr);
-  ASSERT_EQ(Hl.linearization().term_weights(), nullptr);
+  ASSERT_NE(term_weights(Hi.linearization()), nullptr);
+  ASSERT_EQ(term_weights(Hl.linearization()), nullptr);
   AdmmOptions options;
   options.fused = false;  // the listed terms' generic path: weights in P, per-row LLT blocks
   auto solve = [&](const Surrogate& H, AdmmState& st) {
@@ -740,7 +740,7 @@ TEST(AllEntriesTerms, SameIteratesAsTheListedTerms) {
 }
 
 // Row-split Gram blocks: with the weights outside P every block is sum_j x_j x_j^T = X^T X, for
-// varying and for equal weights, and shared_gram_block() returns that one block.
+// varying and for equal weights, and GramSummary::shared_gram_block() returns that one block.
 TEST(AllEntriesTerms, RowSplitGramBlocksAreTheDefinition) {
   const Index n = 6, r = 3;
   const AllEntriesTerms terms(n);
@@ -755,7 +755,7 @@ TEST(AllEntriesTerms, RowSplitGramBlocksAreTheDefinition) {
     lin->update(X, w, res);
     Matrix blocks, shared;
     lin->gram_row_blocks(blocks);
-    ASSERT_TRUE(lin->shared_gram_block(shared));
+    ASSERT_TRUE(shared_gram_block(*lin, shared));
     for (Index i = 0; i < n; ++i) {
       // P*P e_(i,c) through apply and apply_adjoint, against the block.
       Eigen::MatrixXd ref = Eigen::MatrixXd::Zero(r, r);

@@ -13,18 +13,18 @@ namespace sdprl {
 
 class Loss;
 
-// Receives each row of a row-split linearisation as TermLinearization::update_with_loss() finishes
-// it, while the row's data are still in cache. The ADMM uses it to factor the row's block and run
-// the row's share of the next MM step's first iteration in the same pass over the terms (the
-// partner rows of X are gathered once per MM step instead of twice; admm/row_kernel.h).
+// Receives each row of a row-split linearisation as OnePassUpdate::update_with_loss() finishes it,
+// while the row's data are still in cache. The ADMM uses it to factor the row's block and run the
+// row's share of the next MM step's first iteration in the same pass over the terms (the partner
+// rows of X are gathered once per MM step instead of twice).
 class SDPRL_API RowConsumer {
  public:
   virtual ~RowConsumer();
   // Row i is final: its b_h (TermLinearization::offsets()), its diagonal entry C_ii of the
   // curvature and its Gram block gram_block (r x r, row-major: sum_h a_h a_h^T) are set, and `a`
-  // holds its a_h component by component as row_vectors() writes them (deg = its number of split
-  // terms; `a` may be nullptr when deg == 0). Called exactly once per row, rows in any order and
-  // from several threads at once. May throw; update_with_loss() then rethrows.
+  // holds its a_h component by component as RowSplitView::row_vectors() writes them (deg = its
+  // number of split terms; `a` may be nullptr when deg == 0). Called exactly once per row, rows in
+  // any order and from several threads at once. May throw; update_with_loss() then rethrows.
   virtual void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) = 0;
 };
 
@@ -38,12 +38,77 @@ enum class SplitMode { kRowSplit, kCoupled };
 
 SDPRL_API const char* to_string(SplitMode mode);
 
+// Optional capabilities of a TermLinearization. Each is a small interface of its own; a
+// linearisation that has one returns a pointer to it (usually `this`, the class deriving from both)
+// from the matching query of TermLinearization, and nullptr when it has not (the default, also
+// right for a mode in which the capability does not apply). The inner solver then takes a faster
+// path; without any of them it runs on the core maps alone, with the same surrogate.
+
+// Row-split structure: every split term has the form P_h = e_i a_h^T (one row i, a vector a_h in
+// R^r), the split terms of row i numbered row_offsets()[i] .. row_offsets()[i+1]-1. The ADMM then
+// runs one fused, cache-resident pass per row and iteration instead of separate passes for P, P*
+// and the gap (framework/src/admm/row_kernel.h).
+class SDPRL_API RowSplitView {
+ public:
+  virtual ~RowSplitView();
+  // The n + 1 offsets.
+  virtual const Index* row_offsets() const = 0;
+  // Writes a_h of the split terms of row i component by component: out[c * deg + q] is entry c of
+  // a_h for h = row_offsets()[i] + q (deg = row_offsets()[i+1] - row_offsets()[i]), so that the
+  // kernel's loops over h are contiguous and vectorise.
+  virtual void row_vectors(Index i, double* out) const = 0;
+};
+
+// The one-pass MM rebuild (Surrogate::update): does what ConstraintSet::evaluate, Loss::evaluate on
+// |r| and TermLinearization::update(X, w, r) do together, in one pass over the split terms that
+// never forms the m-vectors r and w (their term-indexed gather was a third of an MM step at
+// m = 10^5).
+class SDPRL_API OnePassUpdate {
+ public:
+  virtual ~OnePassUpdate();
+  // Returns sum_tau phi(|r_tau|) in *phi_sum and sum_tau w_tau |r_tau| in *weighted_abs_sum: the
+  // parts of F(X) and of the surrogate's constant c. May call `loss` from several threads at once.
+  // `rows` is nullptr unless the linearisation also offers a RowSplitView; then it hands every row
+  // to `rows` as soon as the row is final (see RowConsumer).
+  virtual void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+                                RowConsumer* rows) = 0;
+};
+
+// Loss weights outside P: split term h of H is 2 w_h |<D, P_h> + b_h| with P_h and b_h unweighted,
+// instead of 2 |<D, P_h> + b_h| with the weight folded in. The ADMM's e-step then thresholds at
+// 2 w_h / rho and its multipliers satisfy |nu_h| <= 2 w_h (sdprl/surrogate.h). The same H, another
+// ADMM metric: it lets P*P stay independent of the loss weights, so a family whose Gram blocks are
+// all one matrix keeps them so under a concave loss (AllEntriesTerms: one r x r block instead of n
+// weighted ones, O(n r^2) per MM step instead of O(n^2 r^2)).
+class SDPRL_API ExternalWeights {
+ public:
+  virtual ~ExternalWeights();
+  // w_h: length TermLinearization::size(), all >= 0.
+  virtual const Vector& term_weights() const = 0;
+};
+
+// Summaries of P*P's row blocks without the n r^2 doubles of TermLinearization::gram_row_blocks().
+class SDPRL_API GramSummary {
+ public:
+  virtual ~GramSummary();
+  // The traces of the n blocks (length n), sum_h |P_h(i,:)|^2: all that the row-scaled CG
+  // preconditioner of the coupled Xt-step reads (AdmmOptions::preconditioner). A family for large
+  // n computes them in one pass over its terms.
+  virtual void gram_row_traces(Vector& traces) const = 0;
+  // True when every row block is one and the same r x r matrix; then writes it to `block` and the
+  // ADMM factors it once (one eigendecomposition) instead of n times.
+  virtual bool shared_gram_block(Matrix& block) const = 0;
+};
+
 // The loss terms' part of the surrogate H at an iterate X_k (algorithm.md section 2):
 //   sum_h 2 |<Xt, P_h> + b_h|  +  <Xt, C Xt>,     C = sum_tau w_tau |sym(Q_tau)|
-// (or sum_h 2 w_h |<Xt, P_h> + b_h| with the weights kept outside P: see term_weights()).
+// (or sum_h 2 w_h |<Xt, P_h> + b_h| with the weights kept outside P: see ExternalWeights).
 // The index h runs over "split terms": one per term (kCoupled) or per half-term (kRowSplit).
 // Their number and order never change between MM steps, so the ADMM variables (nu, e) of one MM
 // step warm-start the next.
+//
+// A new term family implements the ten core maps below; the capability queries after them are
+// optional fast paths (each returns nullptr unless overridden).
 class SDPRL_API TermLinearization {
  public:
   virtual ~TermLinearization();
@@ -71,47 +136,22 @@ class SDPRL_API TermLinearization {
   // The r x r diagonal blocks of P*P: block i (rows i*r .. i*r + r - 1 of the (n r) x r result)
   // is sum_h P_h(i,:)^T P_h(i,:). Exact P*P when rows_decoupled(), a preconditioner otherwise.
   virtual void gram_row_blocks(Matrix& blocks) const = 0;
-  // The traces of those n blocks (length n), sum_h |P_h(i,:)|^2: all that the row-scaled CG
-  // preconditioner of the coupled Xt-step reads (AdmmOptions::preconditioner), which exists to
-  // avoid the blocks' n r^2 doubles. Default: from gram_row_blocks(), through those n r^2 doubles;
-  // a family for large n overrides it with one pass over its terms.
-  virtual void gram_row_traces(Vector& traces) const;
 
-  // Optional fast path of the row-split Xt-step (framework/src/admm/row_kernel.h). A linearisation
-  // whose every split term has the form P_h = e_i a_h^T (one row i, a vector a_h in R^r), with the
-  // split terms of row i numbered row_offsets()[i] .. row_offsets()[i+1]-1, returns those n + 1
-  // offsets here and writes a_h on request; the ADMM then runs one fused, cache-resident pass per
-  // row and iteration instead of separate passes for P, P* and the gap. nullptr: not available.
-  virtual const Index* row_offsets() const;
-  // Writes a_h of the split terms of row i component by component: out[c * deg + q] is entry c of
-  // a_h for h = row_offsets()[i] + q (deg = row_offsets()[i+1] - row_offsets()[i]), so that the
-  // kernel's loops over h are contiguous and vectorise. Called only when row_offsets() != nullptr.
-  virtual void row_vectors(Index i, double* out) const;
-
-  // Optional weights outside P. nullptr (the default): split term h of H is 2 |<D, P_h> + b_h|, the
-  // loss weight folded into P_h and b_h. Otherwise (length size(), all >= 0) it is
-  // 2 w_h |<D, P_h> + b_h| with P_h and b_h unweighted; the ADMM's e-step then thresholds at
-  // 2 w_h / rho and its multipliers satisfy |nu_h| <= 2 w_h (sdprl/surrogate.h). The same H, another
-  // ADMM metric: it lets P*P stay independent of the loss weights, so a family whose Gram blocks are
-  // all one matrix keeps them so under a concave loss (AllEntriesTerms: one r x r block instead of
-  // n weighted ones, O(n r^2) per MM step instead of O(n^2 r^2)).
-  virtual const Vector* term_weights() const;
-  // True when every row block of gram_row_blocks() is one and the same r x r matrix; then writes it
-  // to `block` and the ADMM factors it once (one eigendecomposition) instead of n times. Default:
-  // false.
-  virtual bool shared_gram_block(Matrix& block) const;
-
-  // Optional fast path of the MM rebuild (Surrogate::update). Does what ConstraintSet::evaluate,
-  // Loss::evaluate on |r| and update(X, w, r) do together, in one pass over the split terms that
-  // never forms the m-vectors r and w (their term-indexed gather was a third of an MM step at
-  // m = 10^5), and returns sum_tau phi(|r_tau|) in *phi_sum and sum_tau w_tau |r_tau| in
-  // *weighted_abs_sum: the parts of F(X) and of the surrogate's constant c. May call `loss` from
-  // several threads at once. When `rows` is not nullptr (only with row_offsets() != nullptr), hands
-  // every row to it as soon as the row is final (see RowConsumer). Returns false when not available
-  // (the default); then the surrogate takes the three separate steps and `rows` is not called.
-  virtual bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
-                                RowConsumer* rows);
+  // Capabilities (see above). Queried after update() or update_with_loss(), and again at every
+  // MM step, so an answer may depend on the mode and on the first update.
+  virtual const RowSplitView* row_split() const;
+  virtual OnePassUpdate* one_pass();
+  virtual const ExternalWeights* external_weights() const;
+  virtual const GramSummary* gram_summary() const;
 };
+
+// The capabilities' answers with their generic equivalents where a linearisation has none:
+// w_h, or nullptr (weights folded into P).
+SDPRL_API const Vector* term_weights(const TermLinearization& lin);
+// GramSummary::gram_row_traces, or the traces of gram_row_blocks() (through its n r^2 doubles).
+SDPRL_API void gram_row_traces(const TermLinearization& lin, Vector& traces);
+// GramSummary::shared_gram_block, or false.
+SDPRL_API bool shared_gram_block(const TermLinearization& lin, Matrix& block);
 
 class SDPRL_API ConstraintSet {
  public:

@@ -14,7 +14,7 @@
 //   nu-step: nu_h = nu_h + rho (<D, P_h> + b_h - e_h)             (so |nu_h| <= 2 always)
 // and stops when the duality gap H(D) - D(nu) <= eps_k, with the dual (paper Prop. 3)
 //   D(nu) = c + <nu, b> - (1/4) <M, B^{-1} M>,   M = G + P*(nu).
-// A family may keep the loss weights outside P (TermLinearization::term_weights()): the terms are
+// A family may keep the loss weights outside P (ExternalWeights): the terms are
 // then 2 w_h |<D, P_h> + b_h|, the e-step threshold is 2 w_h / rho, |nu_h| <= 2 w_h, and D(nu) is
 // unchanged. Same H and same dual; only the ADMM's metric (and so P*P) differs.
 #pragma once
@@ -43,7 +43,7 @@ class SDPRL_API Surrogate {
   Surrogate& operator=(const Surrogate&) = delete;
 
   // Rebuilds H at the iterate X_k. With `rows`, hands every row to it as the linearisation
-  // finishes it (TermLinearization::update_with_loss; G is already set then, B_ii is
+  // finishes it (OnePassUpdate::update_with_loss; G is already set then, B_ii is
   // b_diagonal_entry(i, C_ii)); returns true when it did, false when the family has no one-pass
   // rebuild (then `rows` was not called).
   bool update(const Matrix& Xk, RowConsumer* rows = nullptr);
@@ -94,7 +94,7 @@ class SDPRL_API Surrogate {
   Index n_, r_;
   std::unique_ptr<TermLinearization> lin_;
   Matrix Xk_, G_;
-  Vector residuals_, abs_residuals_, w_, phi_;  // without TermLinearization::update_with_loss only
+  Vector residuals_, abs_residuals_, w_, phi_;  // without a OnePassUpdate only
   Vector b_diag_;
   Vector a_diag_;             // diag(A_+), or its diagonal majorant when a_majorant_
   bool b_diagonal_ = true;
@@ -111,7 +111,7 @@ struct AdmmState {
   Matrix Y;    // constraint split: Y = X_k + D projected onto K
   Matrix mu;   // its multiplier (in the polar cone of K)
   Vector e;    // split variables
-  Vector nu;   // multipliers, |nu| <= 2 (|nu_h| <= 2 w_h with term_weights())
+  Vector nu;   // multipliers, |nu| <= 2 (|nu_h| <= 2 w_h with ExternalWeights)
   // The fused row pass (admm/row_kernel.h) keeps nu and e packed in one vector,
   //   u = nu + rho e,   from which   nu = clamp(u, -2, 2),  e = (u - nu) / rho,
   // exact for the states the ADMM makes (nu_h = 2 sign(e_h) where e_h != 0; u = rho z with the
@@ -218,7 +218,7 @@ class SDPRL_API Admm {
   bool fused_ = false;       // direct_ and the fused row pass applies (admm/row_kernel.h)
   Index max_degree_ = 0;     // largest number of split terms in one row (fused_)
   std::vector<double> inverse_blocks_;  // unless shared_: n blocks K_i^{-1} (r x r, row-major)
-  // Shared Gram block (TermLinearization::shared_gram_block): P*P's row blocks are all
+  // Shared Gram block (GramSummary::shared_gram_block): P*P's row blocks are all
   // G_s = V diag(g) V^T, so block i of the Xt-step is V diag(rho g + s_i) V^T, s_i = 2 B_ii + rho_k.
   bool shared_ = false;
   std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed

@@ -19,7 +19,7 @@ class Admm::RowStep final : public RowConsumer {
  public:
   RowStep(Admm& admm, AdmmState& state) : admm_(admm), state_(state) {
     const Surrogate& s = admm.s_;
-    kernel_.offsets = s.linearization().row_offsets();
+    kernel_.offsets = s.linearization().row_split()->row_offsets();
     kernel_.n = s.rows();
     kernel_.r = s.rank();
     kernel_.G = &s.G();  // read per row: update() sets G before the rebuild
@@ -118,9 +118,9 @@ void Admm::prepare(bool rebuild_preconditioner) {
   direct_ = lin.rows_decoupled() && s_.b_is_diagonal();
   // The fused row pass (admm/row_kernel.h) needs the rows' a_h; the constraint split keeps the
   // generic path.
-  fused_ = direct_ && options_.fused && !constraint_ && lin.row_offsets() != nullptr &&
-           lin.term_weights() == nullptr;
-  if (fused_) max_degree_ = detail::max_row_degree(lin.row_offsets(), n);
+  fused_ = direct_ && options_.fused && !constraint_ && lin.row_split() != nullptr &&
+           lin.external_weights() == nullptr;
+  if (fused_) max_degree_ = detail::max_row_degree(lin.row_split()->row_offsets(), n);
   // Which preconditioner CG gets (AdmmOptions::preconditioner; a shared block is cheap anyway).
   const bool row_scaled =
       !direct_ && (options_.preconditioner == CgPreconditioner::kRowScaled ||
@@ -139,9 +139,9 @@ void Admm::prepare(bool rebuild_preconditioner) {
   }
   preconditioner_age_ = direct_ ? -1 : 0;
   // A member: n r^2 doubles (r^2 when shared; none for the row-scaled preconditioner), kept to
-  // avoid re-faulting every MM step. Families with row_offsets() compute the blocks with
+  // avoid re-faulting every MM step. Families with a RowSplitView compute the blocks with
   // detail::row_gram_blocks or in their one-pass update.
-  shared_ = lin.shared_gram_block(gram_);
+  shared_ = shared_gram_block(lin, gram_);
   row_scaled_ = row_scaled && !shared_;
   const Vector& bd = s_.b_diagonal();
   double gram_trace = 0.0;
@@ -154,7 +154,7 @@ void Admm::prepare(bool rebuild_preconditioner) {
   } else if (row_scaled_) {
     // Only the blocks' traces: the row-scaled preconditioner is there to avoid their n r^2 doubles.
     Matrix().swap(gram_);
-    lin.gram_row_traces(row_traces_);
+    gram_row_traces(lin, row_traces_);
     for (Index i = 0; i < n; ++i) gram_trace += row_traces_[i];
   } else {
     lin.gram_row_blocks(gram_);
@@ -328,8 +328,8 @@ void Admm::step(AdmmState& st, double eps) {
     st.pack(rho_);
     // The same iteration as below, one row at a time (admm/row_kernel.h).
     detail::RowKernel k;
-    k.lin = &lin;
-    k.offsets = lin.row_offsets();
+    k.rows = lin.row_split();
+    k.offsets = k.rows->row_offsets();
     k.n = s_.rows();
     k.r = s_.rank();
     k.max_degree = max_degree_;
@@ -371,7 +371,7 @@ void Admm::step(AdmmState& st, double eps) {
   // e-step and nu-step, elementwise.
   lin.apply(st.D, st.PD);
   // Threshold 2 w_h / rho (w_h = 1 unless the family keeps its weights outside P).
-  const Vector* w = lin.term_weights();
+  const Vector* w = term_weights(lin);
   if (w)
     soft_step<true>(st.PD.data(), b.data(), w->data(), rho_, b.size(), st.e.data(), st.nu.data());
   else

@@ -14,23 +14,6 @@ namespace {
 // Rows per chunk: the unit of work of a thread and of the ordered partial sums.
 constexpr Index kChunk = 64;
 
-// Calls f(std::integral_constant<int, R>{}) with R = r for r <= 8, else R = Eigen::Dynamic: the one
-// place where the rank becomes a template parameter.
-template <class F>
-decltype(auto) with_rank(Index r, F&& f) {
-  switch (r) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 7: return f(std::integral_constant<int, 7>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    default: return f(std::integral_constant<int, Eigen::Dynamic>{});
-  }
-}
-
 // Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
 // `work` is an Eigen vector for its alignment (EIGEN_MAX_ALIGN_BYTES), as in Admm::RowStep: the
 // dynamic-rank kernel's whole-array expressions peel unaligned heads off as scalar code, whose
@@ -43,20 +26,6 @@ struct RowBuffers {
       : a(static_cast<std::size_t>(std::max<Index>(k.max_degree, 1) * k.r)),
         work(2 * std::max<Index>(k.max_degree, 1)) {}
 };
-
-// Eight doubles: one AVX-512 register, two AVX ones. The fixed-rank kernels below keep their
-// running sums in such lanes, so that one pass over a row's terms feeds several sums at once.
-using Lanes = Eigen::Array<double, 8, 1>;
-
-// The lanes added in order, after `start` (Eigen's sum() of an 8-lane packet trips GCC 12's
-// -Wuninitialized inside the AVX-512 intrinsics, a false positive).
-double add_lanes(const Lanes& lanes, double start) {
-  double copy[8];
-  Eigen::Map<Lanes> view(copy);
-  view = lanes;
-  for (const double x : copy) start += x;
-  return start;
-}
 
 // Row i of one iteration (formulas in row_kernel.h, on the packed state u). Not inlined:
 // fused_iteration() and Admm::update_and_iterate() call this one function, so that their iterates
@@ -173,7 +142,7 @@ void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, dou
         __builtin_prefetch(k.b + p);
       }
     }
-    if (k.offsets[i + 1] > k.offsets[i]) k.lin->row_vectors(i, w.a.data());
+    if (k.offsets[i + 1] > k.offsets[i]) k.rows->row_vectors(i, w.a.data());
     sums.add(iterate_one<R>(k, i, w.a.data(), (*k.b_diagonal)[i], k.inverse_blocks + i * r * r, w.work.data(),
                             u_all, D));
   }
@@ -248,74 +217,7 @@ void invert_blocks(const Matrix& gram, const Vector& bd, double rho, double rho_
   for (Index i = 0; i < n; ++i) invert_one<R>(gram.data() + i * r * r, bd[i], rho, rho_k, r, out.data() + i * r * r);
 }
 
-// Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column (no GEMM packing for
-// these short, thin blocks): one pass with lane accumulators for a fixed rank, a dot product per
-// entry otherwise.
-template <int R>
-void block_gram(const double* a, Index deg, Index r, double* block) {
-  if constexpr (R != Eigen::Dynamic) {
-    // One pass over the terms with the R (R + 1) / 2 products accumulated in eight lanes each: R
-    // loads per eight terms instead of two per product (the separate dot products were load-bound).
-    // A fixed order of additions, so the block does not depend on the thread that computes it.
-    constexpr int kPairs = R * (R + 1) / 2;
-    Lanes acc[kPairs];
-    for (Lanes& l : acc) l.setZero();
-    Index q = 0;
-    for (; q + 8 <= deg; q += 8) {
-      Lanes v[R];
-      for (int c = 0; c < R; ++c) v[c] = Eigen::Map<const Lanes>(a + c * deg + q);
-      int k = 0;
-      for (int c1 = 0; c1 < R; ++c1)
-        for (int c2 = c1; c2 < R; ++c2) acc[k++] += v[c1] * v[c2];
-    }
-    double tail[kPairs] = {};
-    for (; q < deg; ++q) {
-      int k = 0;
-      for (int c1 = 0; c1 < R; ++c1)
-        for (int c2 = c1; c2 < R; ++c2) tail[k++] += a[c1 * deg + q] * a[c2 * deg + q];
-    }
-    int k = 0;
-    for (int c1 = 0; c1 < R; ++c1)
-      for (int c2 = c1; c2 < R; ++c2, ++k) block[c1 * R + c2] = block[c2 * R + c1] = add_lanes(acc[k], tail[k]);
-  } else {
-    // A symmetric rank-deg update (Eigen's blocked SYRK) for the lower triangle, mirrored, instead
-    // of one dot product per entry (a seventh of an MM step at rank 60, coupled Xt-step).
-    const Eigen::Map<const Eigen::MatrixXd> T(a, deg, r);
-    Eigen::Map<Eigen::MatrixXd> B(block, r, r);  // symmetric, so either storage order
-    B.setZero();
-    B.selfadjointView<Eigen::Lower>().rankUpdate(T.transpose());
-    for (Index c1 = 0; c1 < r; ++c1)
-      for (Index c2 = c1 + 1; c2 < r; ++c2) B(c1, c2) = B(c2, c1);
-  }
-}
-
-template <int R>
-void grams(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree, Matrix& gram) {
-  gram.resize(n * r, r);
-#pragma omp parallel
-  {
-    const std::size_t size = static_cast<std::size_t>(std::max<Index>(max_degree, 1) * r);
-    std::vector<double> buf(size);
-#pragma omp for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      double* block = gram.data() + i * r * r;
-      const Index deg = offsets[i + 1] - offsets[i];
-      if (deg == 0) {
-        std::fill(block, block + r * r, 0.0);
-        continue;
-      }
-      lin.row_vectors(i, buf.data());
-      block_gram<R>(buf.data(), deg, r, block);
-    }
-  }
-}
-
 }  // namespace
-
-void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
-                     Matrix& gram) {
-  with_rank(r, [&](auto R) { grams<decltype(R)::value>(lin, offsets, n, r, max_degree, gram); });
-}
 
 void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& out) {
   const Index n = R.rows(), r = R.cols();
@@ -354,16 +256,6 @@ RowSums sum_row_sums(const std::vector<RowSums>& rows) {
 
 void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out) {
   with_rank(r, [&](auto R) { invert_one<decltype(R)::value>(gram_block, b_ii, rho, rho_k, r, out); });
-}
-
-void row_block_gram(const double* a, Index deg, Index r, double* block) {
-  with_rank(r, [&](auto R) { block_gram<decltype(R)::value>(a, deg, r, block); });
-}
-
-Index max_row_degree(const Index* offsets, Index n) {
-  Index deg = 0;
-  for (Index i = 0; i < n; ++i) deg = std::max(deg, offsets[i + 1] - offsets[i]);
-  return deg;
 }
 
 }  // namespace sdprl::detail

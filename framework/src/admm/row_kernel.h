@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "rows/row_blocks.h"
 #include "sdprl/constraint_set.h"
 #include "sdprl/types.h"
 
@@ -43,21 +44,8 @@ auto clamp_nu(const Eigen::ArrayBase<A>& u) {
   return u.max(-kNuBound).min(kNuBound);
 }
 
-// Above this many split terms the row passes prefetch each row's streams (u and b of the row,
-// and the entry terms' partner indices and scales of the next row) by hand. Those streams are
-// read a row at a time between the gather's random reads of X, and the hardware prefetcher does
-// not follow them; without the prefetch an ADMM iteration at m = 10^5 (23 million half-terms,
-// some 830 MB of streams) took 86 ms instead of 68. Below, the streams stay in the last-level
-// cache and the prefetch instructions only cost: at m = 2000 (300 thousand half-terms, 11 MB)
-// 2-3% per iteration. 2^20 split terms are some 36 MB of streams, beyond this machine's 32 MB L3.
-constexpr Index kPrefetchSplitTerms = Index{1} << 20;
-
-// Below this many multiply-adds a pass over rows or terms runs on one thread: the fork and join of
-// a parallel region (a few microseconds) would cost more than it saves.
-constexpr Index kParallelWork = 1 << 16;
-
 struct RowKernel {
-  const TermLinearization* lin = nullptr;
+  const RowSplitView* rows = nullptr;  // the a_h
   const Index* offsets = nullptr;  // n + 1: the split terms of row i are offsets[i] .. offsets[i+1]-1
   Index n = 0, r = 0;
   Index max_degree = 0;            // max_i (offsets[i+1] - offsets[i])
@@ -84,10 +72,10 @@ struct RowSums {
 RowSums fused_iteration(const RowKernel& kernel, Vector& u, Matrix& D);
 
 // Row i's share of fused_iteration() from its a_h already in memory (`a`, component-major as
-// TermLinearization::row_vectors writes them; may be nullptr when the row has no split terms),
+// RowSplitView::row_vectors writes them; may be nullptr when the row has no split terms),
 // with B_ii = b_ii and K_i^{-1} = inverse (r x r, row-major): updates the row's packed u, writes
 // d_i into row i of D (n x r, row-major) and returns the row's parts of the sums. `work` holds
-// 2 deg doubles. kernel.lin, .b_diagonal and .inverse_blocks are not read. fused_iteration() runs
+// 2 deg doubles. kernel.rows, .b_diagonal and .inverse_blocks are not read. fused_iteration() runs
 // exactly this per row, so a caller that visits rows on its own (Admm::update_and_iterate) gets
 // bitwise the same iterate when it adds the rows' sums with sum_row_sums().
 RowSums iterate_row(const RowKernel& kernel, Index i, const double* a, double b_ii, const double* inverse,
@@ -108,17 +96,5 @@ void invert_row_blocks(const Matrix& gram, const Vector& b_diagonal, double rho,
 
 // out.row(i) = K_i^{-1} R.row(i) for the n blocks of invert_row_blocks (rows in parallel).
 void apply_row_inverses(const double* inverse_blocks, const Matrix& R, Matrix& out);
-
-// The r x r blocks sum_{h in row i} a_h a_h^T of P*P (rows i*r .. i*r + r - 1 of gram), from the
-// a_h of TermLinearization::row_vectors: the same result as TermLinearization::gram_row_blocks.
-void row_gram_blocks(const TermLinearization& lin, const Index* offsets, Index n, Index r, Index max_degree,
-                     Matrix& gram);
-
-// block = A^T A (r x r, symmetric) for the deg x r matrix A stored column by column (a[c * deg + q]),
-// as TermLinearization::row_vectors writes a row's a_h.
-void row_block_gram(const double* a, Index deg, Index r, double* block);
-
-// max_i (offsets[i+1] - offsets[i]).
-Index max_row_degree(const Index* offsets, Index n);
 
 }  // namespace sdprl::detail

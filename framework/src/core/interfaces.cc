@@ -22,18 +22,34 @@ void Loss::evaluate(const Vector& a, Vector& phi, Vector& dphi) const {
 }
 
 TermLinearization::~TermLinearization() = default;
-const Index* TermLinearization::row_offsets() const { return nullptr; }
-void TermLinearization::row_vectors(Index, double*) const {}
-const Vector* TermLinearization::term_weights() const { return nullptr; }
-bool TermLinearization::shared_gram_block(Matrix&) const { return false; }
-void TermLinearization::gram_row_traces(Vector& traces) const {
+const RowSplitView* TermLinearization::row_split() const { return nullptr; }
+OnePassUpdate* TermLinearization::one_pass() { return nullptr; }
+const ExternalWeights* TermLinearization::external_weights() const { return nullptr; }
+const GramSummary* TermLinearization::gram_summary() const { return nullptr; }
+RowSplitView::~RowSplitView() = default;
+OnePassUpdate::~OnePassUpdate() = default;
+ExternalWeights::~ExternalWeights() = default;
+GramSummary::~GramSummary() = default;
+
+const Vector* term_weights(const TermLinearization& lin) {
+  const ExternalWeights* weights = lin.external_weights();
+  return weights ? &weights->term_weights() : nullptr;
+}
+void gram_row_traces(const TermLinearization& lin, Vector& traces) {
+  if (const GramSummary* summary = lin.gram_summary()) {
+    summary->gram_row_traces(traces);
+    return;
+  }
   Matrix blocks;
-  gram_row_blocks(blocks);
+  lin.gram_row_blocks(blocks);
   const Index r = blocks.cols(), n = r > 0 ? blocks.rows() / r : 0;
   traces.resize(n);
   for (Index i = 0; i < n; ++i) traces[i] = blocks.block(i * r, 0, r, r).trace();
 }
-bool TermLinearization::update_with_loss(const Matrix&, const Loss&, double*, double*, RowConsumer*) { return false; }
+bool shared_gram_block(const TermLinearization& lin, Matrix& block) {
+  const GramSummary* summary = lin.gram_summary();
+  return summary && summary->shared_gram_block(block);
+}
 RowConsumer::~RowConsumer() = default;
 ConstraintSet::~ConstraintSet() = default;
 Regularizer::~Regularizer() = default;

@@ -41,8 +41,11 @@ bool Surrogate::update(const Matrix& Xk, RowConsumer* rows) {
   }
 
   double loss_sum = 0.0, weighted_abs = 0.0;
-  const bool one_pass = lin_->update_with_loss(Xk_, loss_, &loss_sum, &weighted_abs, rows);
-  if (!one_pass) {
+  OnePassUpdate* fast = lin_->one_pass();
+  const bool one_pass = fast != nullptr;
+  if (one_pass) {
+    fast->update_with_loss(Xk_, loss_, &loss_sum, &weighted_abs, rows);
+  } else {
     const ConstraintSet& terms = *model_.terms;
     terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
     residuals_ -= terms.targets();
@@ -114,7 +117,7 @@ double Surrogate::value(const Matrix& D, const Vector* PD) const {
   }
   Matrix BD;
   apply_B(D, BD);
-  const Vector* w = lin_->term_weights();
+  const Vector* w = term_weights(*lin_);
   const double terms = w ? (*PD + lin_->offsets()).cwiseAbs().dot(*w) : (*PD + lin_->offsets()).cwiseAbs().sum();
   return BD.cwiseProduct(D).sum() + G_.cwiseProduct(D).sum() + 2.0 * terms + c_;
 }

@@ -26,11 +26,12 @@ bool is_symmetric(const MatrixMap& M) {
 }
 
 
-class AllEntriesLinearization final : public TermLinearization {
+// Offers ExternalWeights (the loss weights stay outside P) and GramSummary (one shared block).
+class AllEntriesLinearization final : public TermLinearization, public ExternalWeights, public GramSummary {
  public:
   AllEntriesLinearization(Index n, SplitMode mode) : n_(n), mode_(mode) {}
 
-  // The weights stay outside P (term_weights()): P and b depend on X and r only, and every row
+  // The weights stay outside P (ExternalWeights): P and b depend on X and r only, and every row
   // block of P*P is X^T X whatever the loss.
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
     X_ = X;
@@ -58,7 +59,9 @@ class AllEntriesLinearization final : public TermLinearization {
 
   Index size() const override { return n_ * n_; }
   const Vector& offsets() const override { return b_; }
-  const Vector* term_weights() const override { return &w_; }
+  const ExternalWeights* external_weights() const override { return this; }
+  const Vector& term_weights() const override { return w_; }
+  const GramSummary* gram_summary() const override { return this; }
 
   void apply(const Matrix& D, Vector& out) const override {
     out.resize(size());
@@ -95,6 +98,13 @@ class AllEntriesLinearization final : public TermLinearization {
     block.selfadjointView<Eigen::Lower>().rankUpdate(X_.transpose(), factor);
     block = block.selfadjointView<Eigen::Lower>();
     return true;
+  }
+
+  // Every block is the shared one: n equal traces.
+  void gram_row_traces(Vector& traces) const override {
+    Matrix block;
+    shared_gram_block(block);
+    traces.setConstant(n_, block.trace());
   }
 
   void gram_row_blocks(Matrix& blocks) const override {

@@ -4,11 +4,23 @@
 #include <string>
 
 #include "sdprl/error.h"
+#include "sdprl/loss.h"
 
 namespace sdprl {
 namespace {
 
-class CompositeLinearization final : public TermLinearization {
+// The capabilities, forwarded one rule each:
+//  RowSplitView:    offered only by a composite of one part, as that part's (with two or more parts
+//                   the split terms are numbered part by part, not row by row as the view requires);
+//  OnePassUpdate:   offered when every part offers it (each part's pass, their sums added);
+//  ExternalWeights: offered when any part offers it (a part that folds its weights into P has
+//                   w_h = 1: the same H);
+//  GramSummary:     always offered: the sums of the parts' traces, each part's own or the generic
+//                   ones from its blocks; a shared block when every part has one.
+class CompositeLinearization final : public TermLinearization,
+                                     public OnePassUpdate,
+                                     public ExternalWeights,
+                                     public GramSummary {
  public:
   CompositeLinearization(const CompositeTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
     build(mode);
@@ -20,38 +32,43 @@ class CompositeLinearization final : public TermLinearization {
   }
 
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
-    if (!updated_) {
-      // Row-split pays only when the whole Xt-step splits by rows. Decided at the first update (a
-      // family may know rows_decoupled() only then), before any split term has been handed out.
-      if (mode_ == SplitMode::kRowSplit && !all_rows_decoupled()) build(SplitMode::kCoupled);
-      updated_ = true;
-    }
+    settle();
     for (std::size_t p = 0; p < parts_.size(); ++p) {
       const Index begin = terms_.offset(p), len = terms_.offset(p + 1) - begin;
       parts_[p]->update(X, w.segment(begin, len), r.segment(begin, len));
     }
-    // A part may size its split terms only at its first update (the dense family does).
-    refresh_offsets();
-    b_.resize(split_offsets_.back());
-    for (std::size_t p = 0; p < parts_.size(); ++p) b_.segment(split_offsets_[p], part_size(p)) = parts_[p]->offsets();
-    // Weights outside P when any part keeps them so; a part that folds them into P counts 1.
-    has_weights_ = false;
-    for (const auto& part : parts_) has_weights_ = has_weights_ || part->term_weights() != nullptr;
-    if (has_weights_) {
-      w_.resize(split_offsets_.back());
-      for (std::size_t p = 0; p < parts_.size(); ++p) {
-        const Vector* wp = parts_[p]->term_weights();
-        if (wp)
-          w_.segment(split_offsets_[p], part_size(p)) = *wp;
-        else
-          w_.segment(split_offsets_[p], part_size(p)).setOnes();
-      }
-    }
+    collect();
   }
 
+  OnePassUpdate* one_pass() override {
+    settle();
+    for (const auto& part : parts_)
+      if (!part->one_pass()) return nullptr;
+    return this;
+  }
+
+  void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+                        RowConsumer* rows) override {
+    settle();
+    *phi_sum = 0.0;
+    *weighted_abs_sum = 0.0;
+    for (const auto& part : parts_) {
+      double phi = 0.0, abs = 0.0;
+      part->one_pass()->update_with_loss(X, loss, &phi, &abs, parts_.size() == 1 ? rows : nullptr);
+      *phi_sum += phi;
+      *weighted_abs_sum += abs;
+    }
+    collect();
+  }
+
+  const RowSplitView* row_split() const override { return parts_.size() == 1 ? parts_[0]->row_split() : nullptr; }
+
   Index size() const override { return split_offsets_.back(); }
-  const Vector& offsets() const override { return b_; }
-  const Vector* term_weights() const override { return has_weights_ ? &w_ : nullptr; }
+  // One part: the part's own b (a RowConsumer of its one-pass update reads it row by row).
+  const Vector& offsets() const override { return parts_.size() == 1 ? parts_[0]->offsets() : b_; }
+
+  const ExternalWeights* external_weights() const override { return has_weights_ ? this : nullptr; }
+  const Vector& term_weights() const override { return w_; }
 
   void apply(const Matrix& D, Vector& out) const override {
     out.resize(size());
@@ -89,17 +106,19 @@ class CompositeLinearization final : public TermLinearization {
     sum_parts(blocks, more, [&](std::size_t p, Matrix& o) { parts_[p]->gram_row_blocks(o); });
   }
 
+  const GramSummary* gram_summary() const override { return this; }
+
   void gram_row_traces(Vector& traces) const override {
     Vector more;
-    sum_parts(traces, more, [&](std::size_t p, Vector& o) { parts_[p]->gram_row_traces(o); });
+    sum_parts(traces, more, [&](std::size_t p, Vector& o) { sdprl::gram_row_traces(*parts_[p], o); });
   }
 
   // Shared only when every part's blocks are (their sum is then shared too).
   bool shared_gram_block(Matrix& block) const override {
     Matrix more;
-    if (!parts_[0]->shared_gram_block(block)) return false;
+    if (!sdprl::shared_gram_block(*parts_[0], block)) return false;
     for (std::size_t p = 1; p < parts_.size(); ++p) {
-      if (!parts_[p]->shared_gram_block(more)) return false;
+      if (!sdprl::shared_gram_block(*parts_[p], more)) return false;
       block += more;
     }
     return true;
@@ -109,6 +128,32 @@ class CompositeLinearization final : public TermLinearization {
   void build(SplitMode mode) {
     parts_.clear();
     for (const auto& part : terms_.parts()) parts_.push_back(part->make_linearization(mode));
+  }
+  // Row-split pays only when the whole Xt-step splits by rows. Decided once, at the first update
+  // or capability query of one_pass(), before any split term has been handed out.
+  void settle() {
+    if (settled_) return;
+    if (mode_ == SplitMode::kRowSplit && !all_rows_decoupled()) build(SplitMode::kCoupled);
+    settled_ = true;
+  }
+  // After the parts' update: the split terms' places (a part may size them only at its first
+  // update, as the dense family does), b and the weights.
+  void collect() {
+    refresh_offsets();
+    b_.resize(split_offsets_.back());
+    for (std::size_t p = 0; p < parts_.size(); ++p) b_.segment(split_offsets_[p], part_size(p)) = parts_[p]->offsets();
+    has_weights_ = false;
+    for (const auto& part : parts_) has_weights_ = has_weights_ || part->external_weights() != nullptr;
+    if (has_weights_) {
+      w_.resize(split_offsets_.back());
+      for (std::size_t p = 0; p < parts_.size(); ++p) {
+        const Vector* wp = sdprl::term_weights(*parts_[p]);
+        if (wp)
+          w_.segment(split_offsets_[p], part_size(p)) = *wp;
+        else
+          w_.segment(split_offsets_[p], part_size(p)).setOnes();
+      }
+    }
   }
   bool all_rows_decoupled() const {
     for (const auto& part : parts_)
@@ -131,7 +176,7 @@ class CompositeLinearization final : public TermLinearization {
 
   const CompositeTerms& terms_;
   SplitMode mode_;
-  bool updated_ = false;
+  bool settled_ = false;
   std::vector<std::unique_ptr<TermLinearization>> parts_;
   std::vector<Index> split_offsets_;
   Vector b_, w_;

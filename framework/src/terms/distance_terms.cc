@@ -4,13 +4,14 @@
 #include <cmath>
 #include <string>
 
-#include "admm/row_kernel.h"
+#include "rows/row_blocks.h"
 #include "sdprl/error.h"
 
 namespace sdprl {
 namespace {
 
-class DistanceLinearization final : public TermLinearization {
+// Offers a RowSplitView in row-split mode.
+class DistanceLinearization final : public TermLinearization, public RowSplitView {
  public:
   DistanceLinearization(const DistanceTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
     const Index n = terms.dimension(), m = terms.size();
@@ -18,18 +19,10 @@ class DistanceLinearization final : public TermLinearization {
     const auto& cols = terms.cols();
     if (mode_ == SplitMode::kRowSplit) {
       // Half-terms in CSR order by the row they touch; each term has one on each endpoint.
-      row_ptr_.assign(n + 1, 0);
-      for (Index k = 0; k < m; ++k) ++row_ptr_[rows[k] + 1], ++row_ptr_[cols[k] + 1];
-      for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
-      partner_.resize(2 * m);
-      term_.resize(2 * m);
-      std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
-      for (Index k = 0; k < m; ++k) {
-        Index p = fill[rows[k]]++;
-        partner_[p] = cols[k], term_[p] = static_cast<std::int32_t>(k);
-        p = fill[cols[k]]++;
-        partner_[p] = rows[k], term_[p] = static_cast<std::int32_t>(k);
-      }
+      detail::HalfTermCsr csr = detail::half_term_csr(n, rows, cols, /*diagonal_once=*/false);
+      row_ptr_ = std::move(csr.row_ptr);
+      partner_ = std::move(csr.partner);
+      term_ = std::move(csr.term);
       scale_.resize(2 * m);
       b_.resize(2 * m);
     } else {
@@ -124,9 +117,8 @@ class DistanceLinearization final : public TermLinearization {
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
 
   // Row-split: half-term p of row i is P_p = e_i a_p^T with a_p = scale_p (x_i - x_partner(p)).
-  const Index* row_offsets() const override {
-    return mode_ == SplitMode::kRowSplit ? row_ptr_.data() : nullptr;
-  }
+  const RowSplitView* row_split() const override { return mode_ == SplitMode::kRowSplit ? this : nullptr; }
+  const Index* row_offsets() const override { return row_ptr_.data(); }
   void row_vectors(Index i, double* out) const override {
     const Index r = X_.cols();
     const double* xi = X_.data() + i * r;

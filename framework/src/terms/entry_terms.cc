@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "admm/row_kernel.h"
+#include "rows/row_blocks.h"
 #include "sdprl/error.h"
 #include "sdprl/loss.h"
 
@@ -25,7 +25,12 @@ namespace {
 // The split terms in CSR order by the row they touch. For the row-split majoriser a split term is
 // a half-term (row i, partner row j, coefficient 1/2 of its term's weight, or 1 for a diagonal
 // term); in coupled mode it is a whole term.
-class EntryLinearization final : public TermLinearization {
+// Offers a RowSplitView and the OnePassUpdate in row-split mode, and a GramSummary (the traces in one
+// pass over the CSR) in both modes.
+class EntryLinearization final : public TermLinearization,
+                                 public RowSplitView,
+                                 public OnePassUpdate,
+                                 public GramSummary {
  public:
   EntryLinearization(const EntryTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
     const Index n = terms.dimension();
@@ -33,37 +38,19 @@ class EntryLinearization final : public TermLinearization {
     const auto& cols = terms.cols();
     const Vector& targets = terms.targets();
     const Index m = terms.size();
-    // Count half-terms per row, then fill (counting sort keeps the original term order per row).
-    // Coupled mode keeps the same CSR to build its Gram blocks and its adjoint row by row.
-    row_ptr_.assign(n + 1, 0);
-    for (Index k = 0; k < m; ++k) {
-      ++row_ptr_[rows[k] + 1];
-      if (rows[k] != cols[k]) ++row_ptr_[cols[k] + 1];
-    }
-    for (Index i = 0; i < n; ++i) row_ptr_[i + 1] += row_ptr_[i];
+    // The half-terms by row, a diagonal term once. Coupled mode keeps the same CSR to build its
+    // Gram blocks and its adjoint row by row, and term k's two half-terms' places in it (apply()
+    // sums their halves). kPartnerAhead entries past the last half-term, row 0, for gather()'s
+    // look-ahead.
+    detail::HalfTermCsr csr = detail::half_term_csr(n, rows, cols, /*diagonal_once=*/true,
+                                                    /*with_halves=*/mode_ == SplitMode::kCoupled, kPartnerAhead);
+    row_ptr_ = std::move(csr.row_ptr);
+    partner_ = std::move(csr.partner);
+    term_ = std::move(csr.term);
+    halves_ = std::move(csr.halves);
     const Index h = row_ptr_[n];
-    // kPartnerAhead entries past the last half-term, row 0, for gather()'s look-ahead.
-    partner_.assign(static_cast<std::size_t>(h + kPartnerAhead), 0);
-    term_.resize(h);
     target_.resize(h);
-    std::vector<Index> fill(row_ptr_.begin(), row_ptr_.end() - 1);
-    // Coupled mode: term k's two half-terms' places in the CSR (apply() sums their halves).
-    if (mode_ == SplitMode::kCoupled) halves_.resize(2 * static_cast<std::size_t>(m));
-    for (Index k = 0; k < m; ++k) {
-      const std::int32_t i = rows[k], j = cols[k];
-      if (i == j) {
-        const Index p = fill[i]++;
-        partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-        if (!halves_.empty()) halves_[2 * k] = halves_[2 * k + 1] = static_cast<std::int32_t>(p);
-      } else {
-        Index p = fill[i]++;
-        partner_[p] = j, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-        if (!halves_.empty()) halves_[2 * k] = static_cast<std::int32_t>(p);
-        p = fill[j]++;
-        partner_[p] = i, term_[p] = static_cast<std::int32_t>(k), target_[p] = targets[k];
-        if (!halves_.empty()) halves_[2 * k + 1] = static_cast<std::int32_t>(p);
-      }
-    }
+    for (Index p = 0; p < h; ++p) target_[p] = targets[term_[p]];
     max_degree_ = detail::max_row_degree(row_ptr_.data(), n);
     prefetch_next_row_ = h > detail::kPrefetchSplitTerms;
     const Index split = mode_ == SplitMode::kRowSplit ? h : m;
@@ -118,9 +105,8 @@ class EntryLinearization final : public TermLinearization {
   // gathered rows (gram_row_blocks() hands it to the ADMM instead of gathering again). Rows in
   // parallel; the sums are added per block of rows in a fixed order, so that they do not depend
   // on the thread count.
-  bool update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+  void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
                         RowConsumer* consumer) override {
-    if (mode_ != SplitMode::kRowSplit) return false;
     set_point(X);
     const Index n = terms_.dimension(), r = X_.cols();
     grams_.resize(n * r, r);
@@ -155,7 +141,6 @@ class EntryLinearization final : public TermLinearization {
       *weighted_abs_sum += abs_part[static_cast<std::size_t>(block)];
     }
     grams_valid_ = true;
-    return true;
   }
 
   Index size() const override { return b_.size(); }
@@ -201,9 +186,10 @@ class EntryLinearization final : public TermLinearization {
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
 
   // Row-split: half-term p of row i is P_p = e_i a_p^T with a_p = scale_p x_partner(p).
-  const Index* row_offsets() const override {
-    return mode_ == SplitMode::kRowSplit ? row_ptr_.data() : nullptr;
-  }
+  const RowSplitView* row_split() const override { return mode_ == SplitMode::kRowSplit ? this : nullptr; }
+  OnePassUpdate* one_pass() override { return mode_ == SplitMode::kRowSplit ? this : nullptr; }
+  const GramSummary* gram_summary() const override { return this; }
+  const Index* row_offsets() const override { return row_ptr_.data(); }
   void row_vectors(Index i, double* out) const override { gather_partners(i, out, /*scaled=*/true); }
 
   // The row stride of the gather's copy of X: r rounded up to 2, 4 or 8 doubles (16, 32 or 64
@@ -239,17 +225,11 @@ class EntryLinearization final : public TermLinearization {
 
   // The prefetch decision is a template parameter: a test inside the gather's loop cost 4-5% per
   // ADMM iteration at m = 2000, where it is always false.
+  // A fixed rank (detail::with_rank, as the ADMM's row kernels) unrolls the gather of r doubles per
+  // half-term; the products are the same at any rank, fixed or dynamic.
   template <bool Prefetch>
   void gather_rank(Index i, double* out, bool scaled) const {
-    switch (X_.cols()) {  // a fixed rank unrolls the gather of r doubles per half-term
-      case 2: return gather<2, Prefetch>(i, out, scaled);
-      case 3: return gather<3, Prefetch>(i, out, scaled);
-      case 4: return gather<4, Prefetch>(i, out, scaled);
-      case 5: return gather<5, Prefetch>(i, out, scaled);
-      case 6: return gather<6, Prefetch>(i, out, scaled);
-      case 8: return gather<8, Prefetch>(i, out, scaled);
-      default: return gather<Eigen::Dynamic, Prefetch>(i, out, scaled);
-    }
+    detail::with_rank(X_.cols(), [&](auto R) { gather<decltype(R)::value, Prefetch>(i, out, scaled); });
   }
 
   static constexpr Index kRowsPerBlock = 64;
@@ -280,7 +260,7 @@ class EntryLinearization final : public TermLinearization {
     }
     // The row's targets are read, and its scale and b written, only after its partner rows are
     // gathered: asking for their cache lines first lets the gather (bound by the latency of its
-    // random reads of X) hide their transfer, as iterate_rows() in admm/row_kernel.cc does.
+    // random reads of X) hide their transfer, as the ADMM's fused row pass does.
     for (Index p = begin; p < begin + deg; p += 8) {
       __builtin_prefetch(target_.data() + p);
       __builtin_prefetch(scale_.data() + p, 1);
@@ -473,6 +453,7 @@ class EntryLinearization final : public TermLinearization {
       traces[i] = t;
     }
   }
+  bool shared_gram_block(Matrix&) const override { return false; }
 
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();

@@ -8,7 +8,7 @@
 // residuals and weights in the solver, e and nu in the ADMM (one dual per term).
 //
 // The linearisation (algorithm.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T. The
-// weights stay outside P (TermLinearization::term_weights()), so P*P does not depend on the loss:
+// weights stay outside P (ExternalWeights::term_weights()), so P*P does not depend on the loss:
 //  kRowSplit: each off-diagonal term splits into two half-terms (w/2)|xt_i.x_j + r/2| and
 //             (w/2)|xt_j.x_i + r/2|. Terms (i, j) and (j, i) have the same residual and weight
 //             (Z and T symmetric), so the two half-terms they put on row i are identical, and
@@ -16,7 +16,7 @@
 //                 W_ij |<D, P_(i,j)> + b_(i,j)|,   P_(i,j) = e_i x_j^T,   b_(i,j) = r_ij / 2,
 //             the same formula as a diagonal term. (update() symmetrises W and W o r if a caller
 //             passes asymmetric ones; the solver never does.) Then P(D) = vec(D X^T),
-//             P*(y) = Y X, and every row block of P*P is X^T X (shared_gram_block(): one r x r
+//             P*(y) = Y X, and every row block of P*P is X^T X (GramSummary::shared_gram_block(): one r x r
 //             eigendecomposition per MM step instead of n weighted blocks, O(n r^2) instead of
 //             O(n^2 r^2) time and n r^2 memory).
 //  kCoupled:  P_(i,j) = sym(Q_(i,j)) X, b = r_ij / 2: P(D) = vec(sym(D X^T)), P*(y) = sym(Y) X.

@@ -67,7 +67,7 @@ struct RowRecorder final : RowConsumer {
   }
 };
 
-// A smooth concave loss for check_constraint_set's test of update_with_loss(): phi = log(1 + a).
+// A smooth concave loss for check_constraint_set's test of OnePassUpdate: phi = log(1 + a).
 class LogLoss final : public Loss {
  public:
   std::string name() const override { return "check-log"; }
@@ -80,8 +80,11 @@ class LogLoss final : public Loss {
 // values <X, Q_k X>, targets' length, the adjoint identity of every linearisation
 // <P(D), y> = <D, P*(y)>, the curvature C = sum w |sym Q| against the eigen-split reference
 // (exact in coupled mode; in row-split mode C may be a larger, majorising curvature), and the
-// claims curvature_is_diagonal() and rows_decoupled() against C and P*P; where update_with_loss()
-// is offered, its b, C, P and Gram blocks and its two sums against evaluate + loss + update().
+// claims curvature_is_diagonal() and rows_decoupled() against C and P*P; and each capability a
+// linearisation offers (TermLinearization::row_split(), one_pass(), external_weights(),
+// gram_summary()) against the core maps: a RowSplitView's a_h against P and P*, a OnePassUpdate's
+// b, C, P, Gram blocks, sums and rows against evaluate + loss + update(), ExternalWeights against
+// H(0) = F(X_k), a GramSummary against gram_row_blocks().
 inline std::string check_constraint_set(const ConstraintSet& set, const std::vector<Eigen::MatrixXd>& Q,
                                         Index rank = 3, unsigned seed = 1) {
   std::ostringstream os;
@@ -144,9 +147,9 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
       }
     }
     // H(0) = F(X_k): sum_h 2 w_h |b_h| = sum_tau w_tau |r_tau| (w_h = 1 when the weights are in P).
-    const Vector* tw = lin->term_weights();
+    const Vector* tw = term_weights(*lin);
     if (tw && (tw->size() != lin->size() || !(tw->minCoeff() >= 0.0))) {
-      os << to_string(mode) << ": term_weights() has length " << tw->size() << " (expected " << lin->size()
+      os << to_string(mode) << ": ExternalWeights::term_weights() has length " << tw->size() << " (expected " << lin->size()
          << ") or a negative entry";
       return os.str();
     }
@@ -173,7 +176,7 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
     if (lin->rows_decoupled()) {
       Matrix blocks, E = Matrix::Zero(n, rank), PtP, shared;
       lin->gram_row_blocks(blocks);
-      const bool is_shared = lin->shared_gram_block(shared);
+      const bool is_shared = shared_gram_block(*lin, shared);
       for (Index i = 0; i < n; ++i) {
         for (Index c = 0; c < rank; ++c) {
           E(i, c) = 1.0;
@@ -183,7 +186,7 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
           Matrix expected = Matrix::Zero(n, rank);
           expected.row(i) = blocks.middleRows(i * rank, rank).col(c).transpose();
           if (is_shared && !((blocks.middleRows(i * rank, rank) - shared).norm() <= 1e-12 * (1.0 + shared.norm()))) {
-            os << to_string(mode) << ": shared_gram_block() differs from row block " << i << " of gram_row_blocks()";
+            os << to_string(mode) << ": GramSummary::shared_gram_block() differs from row block " << i << " of gram_row_blocks()";
             return os.str();
           }
           if (!((PtP - expected).norm() <= 1e-10 * (1.0 + PtP.norm()))) {
@@ -194,12 +197,55 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
         }
       }
     }
-    // gram_row_traces() (the row-scaled preconditioner's input): the traces of gram_row_blocks().
+    // A RowSplitView: only with rows_decoupled(), n + 1 offsets from 0 to size(), and its a_h give
+    // P (<D, P_h> = <d_i, a_h>) and P* (row i of P*(y) = sum_h y_h a_h).
+    if (const RowSplitView* view = lin->row_split()) {
+      const Index* off = view->row_offsets();
+      if (!lin->rows_decoupled() || off == nullptr || off[0] != 0 || off[n] != lin->size()) {
+        os << to_string(mode) << ": a RowSplitView needs rows_decoupled() and row_offsets() from 0 to size() = "
+           << lin->size();
+        return os.str();
+      }
+      Vector ones = Vector::Ones(lin->size()), pd_ref;
+      Matrix adj_ref;
+      lin->apply(D, pd_ref);
+      lin->apply_adjoint(ones, adj_ref);
+      std::vector<double> a;
+      for (Index i = 0; i < n; ++i) {
+        const Index deg = off[i + 1] - off[i];
+        if (deg < 0) {
+          os << to_string(mode) << ": row_offsets() decrease at row " << i;
+          return os.str();
+        }
+        a.assign(static_cast<std::size_t>(deg * rank), 0.0);
+        if (deg > 0) view->row_vectors(i, a.data());
+        Eigen::RowVectorXd sum = Eigen::RowVectorXd::Zero(rank);
+        for (Index q = 0; q < deg; ++q) {
+          double dot = 0.0;
+          for (Index c = 0; c < rank; ++c) {
+            dot += D(i, c) * a[static_cast<std::size_t>(c * deg + q)];
+            sum[c] += a[static_cast<std::size_t>(c * deg + q)];
+          }
+          const double want = pd_ref[off[i] + q];
+          if (!(std::abs(dot - want) <= 1e-10 * (1.0 + std::abs(want)))) {
+            os << to_string(mode) << ": row_vectors(" << i << ") gives <d_i, a_h> = " << dot << " for split term "
+               << off[i] + q << " but apply() gives " << want;
+            return os.str();
+          }
+        }
+        if (!((sum - adj_ref.row(i)).norm() <= 1e-10 * (1.0 + adj_ref.row(i).norm()))) {
+          os << to_string(mode) << ": row " << i << " of P*(1) differs from the sum of row_vectors(" << i << ")";
+          return os.str();
+        }
+      }
+    }
+    // The traces of gram_row_blocks() (GramSummary's, or the generic ones): the row-scaled
+    // preconditioner's input.
     {
       Matrix blocks;
       Vector traces;
       lin->gram_row_blocks(blocks);
-      lin->gram_row_traces(traces);
+      gram_row_traces(*lin, traces);
       if (traces.size() != n) {
         os << to_string(mode) << ": gram_row_traces has length " << traces.size() << ", expected " << n;
         return os.str();
@@ -217,10 +263,11 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
     const detail::LogLoss loss;
     auto fast = set.make_linearization(mode);
     double phi_sum = 0.0, weighted_abs = 0.0;
-    // With row vectors, it also hands every row to a RowConsumer: recorded here, compared below.
-    const bool has_rows = fast->row_offsets() != nullptr;
+    // With a RowSplitView, it also hands every row to a RowConsumer: recorded here, compared below.
+    const bool has_rows = fast->row_split() != nullptr;
     detail::RowRecorder recorder(n, rank);
-    if (fast->update_with_loss(X, loss, &phi_sum, &weighted_abs, has_rows ? &recorder : nullptr)) {
+    if (OnePassUpdate* one_pass = fast->one_pass()) {
+      one_pass->update_with_loss(X, loss, &phi_sum, &weighted_abs, has_rows ? &recorder : nullptr);
       Vector phi, lw;
       const Vector abs_r = residuals.cwiseAbs();
       loss.evaluate(abs_r, phi, lw);
@@ -236,7 +283,7 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
       slow->gram_row_blocks(g_slow);
       auto near = [](double a, double b) { return std::abs(a - b) <= 1e-10 * (1.0 + std::abs(b)); };
       if (!near(phi_sum, phi.sum()) || !near(weighted_abs, lw.dot(abs_r))) {
-        os << to_string(mode) << ": update_with_loss() sums " << phi_sum << ", " << weighted_abs
+        os << to_string(mode) << ": OnePassUpdate::update_with_loss() sums " << phi_sum << ", " << weighted_abs
            << " but sum phi(|r|) = " << phi.sum() << ", sum w |r| = " << lw.dot(abs_r);
         return os.str();
       }
@@ -244,11 +291,12 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
           !((pd_fast - pd_slow).norm() <= 1e-10 * (1.0 + pd_slow.norm())) ||
           !((c_fast - c_slow).norm() <= 1e-10 * (1.0 + c_slow.norm())) ||
           !((g_fast - g_slow).norm() <= 1e-10 * (1.0 + g_slow.norm()))) {
-        os << to_string(mode) << ": update_with_loss() leaves b, P, C or the Gram blocks unlike update()";
+        os << to_string(mode) << ": OnePassUpdate::update_with_loss() leaves b, P, C or the Gram blocks unlike update()";
         return os.str();
       }
       if (has_rows) {
-        const Index* offsets = fast->row_offsets();
+        const RowSplitView& view = *fast->row_split();
+        const Index* offsets = view.row_offsets();
         std::vector<double> a;
         for (Index i = 0; i < n; ++i) {
           const Index deg = offsets[i + 1] - offsets[i];
@@ -259,7 +307,7 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
             return os.str();
           }
           a.assign(static_cast<std::size_t>(deg * rank), 0.0);
-          if (deg > 0) fast->row_vectors(i, a.data());
+          if (deg > 0) view.row_vectors(i, a.data());
           const Eigen::Map<const Vector> got(recorder.a[static_cast<std::size_t>(i)].data(), deg * rank);
           const Eigen::Map<const Vector> want(a.data(), deg * rank);
           const Matrix& gram_got = recorder.gram[static_cast<std::size_t>(i)];
