@@ -1,14 +1,16 @@
-// The inner ADMM on the surrogate H (algorithm.md section 3; formulas in sdprl/surrogate.h).
+// The inner ADMM on the surrogate H (algorithm.md section 3; formulas in mm/surrogate.h).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include <Eigen/Eigenvalues>
 
+#include "admm/admm.h"
 #include "admm/row_kernel.h"
 #include "linalg/pcg.h"
-#include "sdprl/surrogate.h"
+#include "sdprl/error.h"
 
 namespace sdprl {
 
@@ -138,6 +140,7 @@ void Admm::prepare(bool rebuild_preconditioner) {
     return;
   }
   preconditioner_age_ = direct_ ? -1 : 0;
+  if (!direct_) X_preconditioner_ = s_.center();
   // A member: n r^2 doubles (r^2 when shared; none for the row-scaled preconditioner), kept to
   // avoid re-faulting every MM step. Families with row_offsets() compute the blocks with
   // detail::row_gram_blocks or in their one-pass update.
@@ -422,6 +425,95 @@ int Admm::run(AdmmState& st, double eps) {
   if (!st.keep_packed) st.unpack();
   st.iterations = t;
   return t;
+}
+
+namespace {
+// The warm start's bytes: a tag (1), D, X_preconditioner (rows, cols, then the raw doubles) and
+// the age. Raw doubles, so that the state comes back bit for bit.
+constexpr std::uint64_t kCgWarmStartTag = 1;
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void put_matrix(std::string& out, const Matrix& m) {
+  put(out, static_cast<std::uint64_t>(m.rows()));
+  put(out, static_cast<std::uint64_t>(m.cols()));
+  out.append(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
+}
+struct Cursor {
+  const std::string& bytes;
+  std::size_t pos = 0;
+  template <class T>
+  bool get(T* v) {
+    if (bytes.size() - pos < sizeof(T)) return false;
+    std::memcpy(v, bytes.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+  }
+  bool get_matrix(Matrix* m) {
+    std::uint64_t rows = 0, cols = 0;
+    if (!get(&rows) || !get(&cols)) return false;
+    const std::size_t left = (bytes.size() - pos) / sizeof(double);
+    if (cols != 0 && rows > left / cols) return false;
+    m->resize(static_cast<Index>(rows), static_cast<Index>(cols));
+    if (m->size() > 0) std::memcpy(m->data(), bytes.data() + pos, sizeof(double) * static_cast<std::size_t>(m->size()));
+    pos += sizeof(double) * static_cast<std::size_t>(m->size());
+    return true;
+  }
+};
+}  // namespace
+
+std::string encode_warm_start(const CgWarmStart& warm) {
+  std::string out;
+  put(out, kCgWarmStartTag);
+  put_matrix(out, warm.D);
+  put_matrix(out, warm.X_preconditioner);
+  put(out, static_cast<std::int64_t>(warm.preconditioner_age));
+  return out;
+}
+
+bool decode_warm_start(const std::string& bytes, CgWarmStart* warm) {
+  *warm = CgWarmStart();
+  if (bytes.empty()) return true;
+  Cursor c{bytes};
+  std::uint64_t tag = 0;
+  std::int64_t age = 0;
+  if (!c.get(&tag) || tag != kCgWarmStartTag || !c.get_matrix(&warm->D) || !c.get_matrix(&warm->X_preconditioner) ||
+      !c.get(&age) || age < -1 || age > INT32_MAX || c.pos != bytes.size())
+    return false;
+  warm->preconditioner_age = static_cast<int>(age);
+  return true;
+}
+
+std::string Admm::save_warm_start(const AdmmState& state) const {
+  if (direct_) return {};
+  CgWarmStart warm;
+  warm.D = state.D;
+  warm.X_preconditioner = X_preconditioner_;
+  warm.preconditioner_age = preconditioner_age_;
+  return encode_warm_start(warm);
+}
+
+void Admm::restore_warm_start(const std::string& saved, Surrogate& surrogate, AdmmState& state) {
+  CgWarmStart warm;
+  const Index n = s_.rows(), r = s_.rank();
+  auto fits_or_empty = [&](const Matrix& M) { return M.size() == 0 || (M.rows() == n && M.cols() == r); };
+  if (&surrogate != &s_ || !decode_warm_start(saved, &warm) || !fits_or_empty(warm.D) ||
+      !fits_or_empty(warm.X_preconditioner))
+    throw Error("solver", "the saved Xt-step state does not fit this problem (" + std::to_string(saved.size()) +
+                              " bytes; expected the coupled Xt-step's last Xt and preconditioner iterate, " +
+                              std::to_string(n) + " x " + std::to_string(r) + ")");
+  state.D = std::move(warm.D);
+  if (warm.X_preconditioner.size() != 0 && warm.preconditioner_age >= 0) {
+    // The saved run's preconditioner, rebuilt at its iterate: the resumed steps then use the
+    // very same one as the uninterrupted run would have.
+    const Matrix Xk = surrogate.center();
+    surrogate.update(warm.X_preconditioner);
+    prepare(/*rebuild_preconditioner=*/true);
+    set_preconditioner_age(warm.preconditioner_age);
+    surrogate.update(Xk);
+  }
 }
 
 }  // namespace sdprl

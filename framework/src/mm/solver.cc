@@ -9,9 +9,10 @@
 #include <omp.h>
 #endif
 
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/loss_check.h"
-#include "sdprl/surrogate.h"
 #include "smooth/lbfgs.h"
 
 namespace sdprl {
@@ -97,8 +98,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     if ((packed ? start->u.size() != h || start->nu.size() != 0 || start->e.size() != 0 || !(start->rho > 0.0)
                 : start->nu.size() != h || start->e.size() != h) ||
         (constrained ? !(fits(start->mu, n, rank) && fits_or_empty(start->Y))
-                     : (start->mu.size() != 0 || start->Y.size() != 0)) ||
-        !fits_or_empty(start->D) || !fits_or_empty(start->X_preconditioner))
+                     : (start->mu.size() != 0 || start->Y.size() != 0)))
       throw Error("solver", "the saved ADMM state does not fit this problem (" +
                                 std::to_string(std::max(start->nu.size(), start->u.size())) +
                                 " multipliers saved, " + std::to_string(h) + " split terms here)");
@@ -124,7 +124,6 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     }
     state.mu = start->mu;
     state.Y = start->Y;
-    state.D = start->D;
     c0 = start->c0;
     small_steps = start->small_steps;
     first_step = start->k + 1;
@@ -145,18 +144,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(surrogate.objective_magnitude(), 1e-12);
   }
   Admm admm(surrogate, summary.rho, options.admm);
-  // The iterate at which the coupled Xt-step's CG preconditioner was last built (see
-  // AdmmOptions::preconditioner_refresh), kept for checkpoints.
-  Matrix X_preconditioner;
-  if (start && start->X_preconditioner.size() != 0 && start->preconditioner_age >= 0) {
-    // The saved run's preconditioner, rebuilt at its iterate: the resumed steps then use the
-    // very same one as the uninterrupted run would have.
-    X_preconditioner = start->X_preconditioner;
-    surrogate.update(X_preconditioner);
-    admm.prepare(/*rebuild_preconditioner=*/true);
-    admm.set_preconditioner_age(start->preconditioner_age);
-    surrogate.update(X);
-  }
+  if (start) admm.restore_warm_start(start->xt_step_state, surrogate, state);
   // The header shows the rho used: with the automatic rho it waits for the end of the first MM
   // step, which fixes it (or for a refused first step, whose line it heads).
   bool header_printed = false;
@@ -176,11 +164,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     saved.rho = summary.rho;
     saved.small_steps = small_steps;
     saved.curvature_scale = surrogate.curvature_scale();
-    if (!admm.direct()) {
-      saved.D = state.D;
-      saved.X_preconditioner = X_preconditioner;
-      saved.preconditioner_age = admm.preconditioner_age();
-    }
+    saved.xt_step_state = admm.save_warm_start(state);
     // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when
     // the callback throws. A packed state is saved packed (at saved.rho, the ADMM's rho): unpacked
     // and packed again, (nu, e) would come back different in the last bits.
@@ -220,7 +204,6 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     if (!primed) {
       admm.prepare(rebuild_preconditioner);
       rebuild_preconditioner = false;
-      if (admm.preconditioner_age() == 0) X_preconditioner = X;
       if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
         // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
         // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
