@@ -12,6 +12,7 @@
 #include "sdprl/solver.h"
 #include "admm/admm.h"
 #include "mm/surrogate.h"
+#include "xt_step/xt_step.h"
 #include "sdprl/terms/composite_terms.h"
 #include "test_models.h"
 
@@ -184,8 +185,8 @@ TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   // 13 = 2 * 5 + 3: the preconditioner is 2 steps old.
   const SolverState st = state_at_interrupt(p.model, *loss, weights, o, p.X0, 13);
   ASSERT_EQ(st.k, 13);
-  CgWarmStart warm;
-  ASSERT_TRUE(decode_warm_start(st.xt_step_state, &warm));
+  xt_step::CgWarmStart warm;
+  ASSERT_TRUE(xt_step::decode(st.xt_step_state, &warm));
   EXPECT_EQ(warm.preconditioner_age, 2);
   ASSERT_EQ(warm.D.rows(), 120);
   EXPECT_GT(warm.D.norm(), 0.0);
@@ -219,14 +220,14 @@ TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
   o.max_mm_iterations = 3;
   const SolverState saved = state_at_interrupt(p.model, *loss, {0.5, 0.0}, o, p.X0, 1);
   ASSERT_EQ(saved.k, 1);
-  CgWarmStart warm;
-  ASSERT_TRUE(decode_warm_start(saved.xt_step_state, &warm));
+  xt_step::CgWarmStart warm;
+  ASSERT_TRUE(xt_step::decode(saved.xt_step_state, &warm));
   for (int which = 0; which < 3; ++which) {
     SolverState bad = saved;
-    CgWarmStart w = warm;
+    xt_step::CgWarmStart w = warm;
     if (which < 2) {
       (which == 0 ? w.D : w.X_preconditioner) = Matrix::Zero(119, 4);
-      bad.xt_step_state = encode_warm_start(w);
+      bad.xt_step_state = xt_step::encode(w);
     } else {
       bad.xt_step_state.pop_back();  // bytes that are not a warm start
     }
