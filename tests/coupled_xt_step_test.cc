@@ -10,7 +10,9 @@
 
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
-#include "sdprl/surrogate.h"
+#include "admm/admm.h"
+#include "mm/surrogate.h"
+#include "xt_step/xt_step.h"
 #include "sdprl/terms/composite_terms.h"
 #include "test_models.h"
 
@@ -183,11 +185,13 @@ TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   // 13 = 2 * 5 + 3: the preconditioner is 2 steps old.
   const SolverState st = state_at_interrupt(p.model, *loss, weights, o, p.X0, 13);
   ASSERT_EQ(st.k, 13);
-  EXPECT_EQ(st.preconditioner_age, 2);
-  ASSERT_EQ(st.D.rows(), 120);
-  EXPECT_GT(st.D.norm(), 0.0);
-  ASSERT_EQ(st.X_preconditioner.rows(), 120);
-  EXPECT_GT((st.X_preconditioner - st.X).norm(), 0.0) << "the preconditioner's iterate is an earlier one";
+  xt_step::CgWarmStart warm;
+  ASSERT_TRUE(xt_step::decode(st.xt_step_state, &warm));
+  EXPECT_EQ(warm.preconditioner_age, 2);
+  ASSERT_EQ(warm.D.rows(), 120);
+  EXPECT_GT(warm.D.norm(), 0.0);
+  ASSERT_EQ(warm.X_preconditioner.rows(), 120);
+  EXPECT_GT((warm.X_preconditioner - st.X).norm(), 0.0) << "the preconditioner's iterate is an earlier one";
 
   Matrix resumed = st.X;
   const Summary rest = solve(p.model, *loss, weights, o, resumed, {}, &st);
@@ -196,9 +200,7 @@ TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
 
   SolverState bare = st;  // as a version-2 checkpoint had it: no Xt, no preconditioner
-  bare.D.resize(0, 0);
-  bare.X_preconditioner.resize(0, 0);
-  bare.preconditioner_age = -1;
+  bare.xt_step_state.clear();
   Matrix from_bare = bare.X;
   const Summary other = solve(p.model, *loss, weights, o, from_bare, {}, &bare);
   EXPECT_EQ(other.mm_iterations, 40);
@@ -218,9 +220,17 @@ TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
   o.max_mm_iterations = 3;
   const SolverState saved = state_at_interrupt(p.model, *loss, {0.5, 0.0}, o, p.X0, 1);
   ASSERT_EQ(saved.k, 1);
-  for (int which = 0; which < 2; ++which) {
+  xt_step::CgWarmStart warm;
+  ASSERT_TRUE(xt_step::decode(saved.xt_step_state, &warm));
+  for (int which = 0; which < 3; ++which) {
     SolverState bad = saved;
-    (which == 0 ? bad.D : bad.X_preconditioner) = Matrix::Zero(119, 4);
+    xt_step::CgWarmStart w = warm;
+    if (which < 2) {
+      (which == 0 ? w.D : w.X_preconditioner) = Matrix::Zero(119, 4);
+      bad.xt_step_state = xt_step::encode(w);
+    } else {
+      bad.xt_step_state.pop_back();  // bytes that are not a warm start
+    }
     Matrix Y = bad.X;
     EXPECT_THROW(solve(p.model, *loss, {0.5, 0.0}, o, Y, {}, &bad), Error) << which;
   }

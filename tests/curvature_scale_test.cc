@@ -11,7 +11,8 @@
 
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
-#include "sdprl/surrogate.h"
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "test_models.h"
 
 namespace sdprl {

@@ -9,7 +9,8 @@
 #include "admm/row_kernel.h"
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
-#include "sdprl/surrogate.h"
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "test_models.h"
 
 namespace sdprl {
@@ -449,7 +450,7 @@ TEST(FusedRebuild, InterruptAfterAFusedRebuildCheckpointsAResumableState) {
   EXPECT_LE((from_plain - reference).norm(), 1e-7 * reference.norm());
 }
 
-// AdmmState::pack / unpack (sdprl/surrogate.h): u = nu + rho e <-> nu = clamp(u, -2, 2),
+// AdmmState::pack / unpack (admm/admm.h): u = nu + rho e <-> nu = clamp(u, -2, 2),
 // e = (u - nu) / rho. Unpacked states are those the ADMM makes (|nu| <= 2, nu = 2 sign(e) where
 // e != 0), the round trip is exact up to rounding, and the representation does not depend on rho
 // (packing at another rho gives the same nu and e back).

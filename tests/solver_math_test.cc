@@ -11,7 +11,8 @@
 #include "sdprl/regularizers/low_rank_regularizer.h"
 #include "sdprl/regularizers/scaled_identity_regularizer.h"
 #include "sdprl/solver.h"
-#include "sdprl/surrogate.h"
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/terms/all_entries_terms.h"
 #include "sdprl/terms/composite_terms.h"
@@ -508,7 +509,7 @@ TEST(SparseVersusDense, RankOneLowRankSameIterates) {
   expect_same_iterates(sparse, dense, "leaky-mcp", 10, 8, SplitMode::kCoupled, {0.4, 0.3});
 }
 
-// The scale of the ADMM tolerance schedule (c0 = the size of F's parts, sdprl/surrogate.h): F
+// The scale of the ADMM tolerance schedule (c0 = the size of F's parts, mm/surrogate.h): F
 // itself when A is PSD, never below |F|, and not cancelling to 0 when A is indefinite.
 TEST(Surrogate, ObjectiveMagnitudeIsTheSizeOfFsParts) {
   EntryData d = random_entries(12, 60, 35);

@@ -29,7 +29,8 @@
 #include "sdprl/loss.h"
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
-#include "sdprl/surrogate.h"
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "sdprl/terms/entry_terms.h"
 
 namespace {

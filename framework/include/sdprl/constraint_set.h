@@ -76,7 +76,7 @@ class SDPRL_API OnePassUpdate {
 
 // Loss weights outside P: split term h of H is 2 w_h |<D, P_h> + b_h| with P_h and b_h unweighted,
 // instead of 2 |<D, P_h> + b_h| with the weight folded in. The ADMM's e-step then thresholds at
-// 2 w_h / rho and its multipliers satisfy |nu_h| <= 2 w_h (sdprl/surrogate.h). The same H, another
+// 2 w_h / rho and its multipliers satisfy |nu_h| <= 2 w_h (docs/method.md section 3.2). The same H, another
 // ADMM metric: it lets P*P stay independent of the loss weights, so a family whose Gram blocks are
 // all one matrix keeps them so under a concave loss (AllEntriesTerms: one r x r block instead of n
 // weighted ones, O(n r^2) per MM step instead of O(n^2 r^2)).

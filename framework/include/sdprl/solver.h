@@ -92,7 +92,7 @@ struct SolverOptions {
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
   int min_mm_iterations = 5;         // and never before this many MM steps (algorithm.md section 2)
-  // tau in B = tau C + (lambda I + gamma A_+)/2 (sdprl/surrogate.h): the share of the loss terms'
+  // tau in B = tau C + (lambda I + gamma A_+)/2 (docs/method.md section 2.1): the share of the loss terms'
   // curvature bound C that each MM step's surrogate keeps. 1 is the paper's majoriser, H >= F
   // everywhere. Below 1, H majorises F only where it is checked: an MM step is accepted when
   // F(X_k + Xt) <= H(Xt), and a refused one is taken again from X_k with tau doubled (at 1 every
@@ -214,17 +214,13 @@ struct SolverState {
   double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
-  // The ADMM warm start (AdmmState).
+  // The ADMM warm start.
   Vector nu, e;             // multipliers and split variables of the terms
-  Vector u;                 // or both packed at `rho` (AdmmState::u; nu and e empty then)
+  Vector u;                 // or both packed at `rho`, u = nu + rho e (nu and e empty then)
   Matrix Y, mu;             // constraint split Y = X_k + Xt in K and its multiplier (else empty)
-  // Coupled Xt-step only (else empty, -1): the last Xt, from which CG starts, and the iterate at
-  // which CG's preconditioner was built and its age (Admm::preconditioner_age()). Neither changes
-  // the ADMM's iterates beyond CG's tolerance; they are kept so that a resumed run is bit for bit
-  // the uninterrupted one.
-  Matrix D;
-  Matrix X_preconditioner;
-  int preconditioner_age = -1;
+  // The Xt-step's own warm start (empty for the direct Xt-step), in a format private to the
+  // solver: kept and given back unchanged, so that a resumed run is bit for bit the uninterrupted one.
+  std::string xt_step_state;
   Summary summary;          // counters, trace and times so far (status and message unused)
 };
 

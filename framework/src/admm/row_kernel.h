@@ -10,7 +10,7 @@
 //   gap       H(D) = sum_i (B_ii |d_i|^2 + <G_i, d_i>) + 2 sum_h |v_h| + c
 //             D(nu) = c + sum_h nu_h b_h - (1/4) sum_i |M_i|^2 / B_ii,  M_i = G_i + sum_h nu_h a_h
 //
-// which is Admm::iterate() written for one row at a time (the same formulas as sdprl/surrogate.h).
+// which is Admm::iterate() written for one row at a time (the same formulas as mm/surrogate.h).
 // The state is packed (AdmmState::u): after an e- and nu-step, u_h = nu_h + rho e_h is rho times
 // the e-step's argument v_h + nu_h^old / rho, and nu_h = clamp(u_h, -2, 2); so the steps read
 //

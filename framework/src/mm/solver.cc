@@ -9,9 +9,10 @@
 #include <omp.h>
 #endif
 
+#include "admm/admm.h"
+#include "mm/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/loss_check.h"
-#include "sdprl/surrogate.h"
 #include "smooth/lbfgs.h"
 
 namespace sdprl {
@@ -28,24 +29,6 @@ std::string fmt(const char* format, double x) {
   return buf;
 }
 
-void print_header(const Summary& s, const Loss& loss) {
-  std::fprintf(stderr,
-               "-------------------------------------------------------------------------------\n"
-               "  sdprl: SDP-RL, MM + ADMM (algorithm.md)\n"
-               "  n = %ld, rank = %ld, terms = %ld (split terms %ld), loss = %s\n"
-               "  lambda = %.3g, gamma = %.3g, rho = %.3g\n"
-               "-------------------------------------------------------------------------------\n"
-               " iter    objective   rel.change   admm        gap      eps_k      time\n",
-               static_cast<long>(s.n), static_cast<long>(s.rank), static_cast<long>(s.terms),
-               static_cast<long>(s.split_terms), loss.name().c_str(), s.weights.lambda,
-               s.weights.gamma, s.rho);
-}
-
-void print_row(const TraceRow& t) {
-  std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5d  %10.3e  %9.2e  %7.2fs\n", t.mm_iteration,
-               t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
-}
-
 // The l1 loss of the warm start (the framework knows no loss plugin by name; this one is the
 // mathematics of the convex problem, not a plugin).
 class L1 final : public Loss {
@@ -58,6 +41,223 @@ class L1 final : public Loss {
 }  // namespace
 
 namespace {
+
+// The iteration table on stderr (SolverOptions::verbose, print_every).
+class IterationLog {
+ public:
+  IterationLog(const SolverOptions& options, const Loss& loss) : verbose_(options.verbose), every_(options.print_every), loss_(loss) {}
+
+  // The header, once. It shows the rho used: with the automatic rho it waits for the end of the
+  // first MM step, which fixes it (or for a refused first step, whose line it heads).
+  void header(const Summary& s) {
+    if (verbose_ && !header_printed_)
+      std::fprintf(stderr,
+                   "-------------------------------------------------------------------------------\n"
+                   "  sdprl: SDP-RL, MM + ADMM (algorithm.md)\n"
+                   "  n = %ld, rank = %ld, terms = %ld (split terms %ld), loss = %s\n"
+                   "  lambda = %.3g, gamma = %.3g, rho = %.3g\n"
+                   "-------------------------------------------------------------------------------\n"
+                   " iter    objective   rel.change   admm        gap      eps_k      time\n",
+                   static_cast<long>(s.n), static_cast<long>(s.rank), static_cast<long>(s.terms),
+                   static_cast<long>(s.split_terms), loss_.name().c_str(), s.weights.lambda, s.weights.gamma,
+                   s.rho);
+    header_printed_ = true;
+  }
+
+  // An accepted MM step (the first and every print_every-th).
+  void step(const Summary& s, const TraceRow& row) {
+    header(s);
+    if (verbose_ && (row.mm_iteration == 1 || row.mm_iteration % every_ == 0)) print(row);
+  }
+
+  void refused(const Summary& s, int k, double f_next, double surrogate_value, double tau, double raised) {
+    header(s);
+    if (verbose_)
+      std::fprintf(stderr, "%5d step refused: F(X_k + Xt) = %.6e > H(Xt) = %.6e; curvature scale %g -> %g\n", k,
+                   f_next, surrogate_value, tau, raised);
+  }
+
+  // The last step's row when print_every skipped it, and the summary line.
+  void finish(const Summary& s) {
+    if (!verbose_) return;
+    if (!s.trace.empty() && s.trace.back().mm_iteration % every_ != 0 && s.trace.back().mm_iteration != 1)
+      print(s.trace.back());
+    std::fprintf(stderr, "%s\n", s.brief_report().c_str());
+  }
+
+ private:
+  static void print(const TraceRow& t) {
+    std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5d  %10.3e  %9.2e  %7.2fs\n", t.mm_iteration, t.objective,
+                 t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
+  }
+  bool verbose_;
+  int every_;
+  const Loss& loss_;
+  bool header_printed_ = false;
+};
+
+// The MM loop's own variables besides X, the surrogate and the ADMM: what a checkpoint saves.
+struct LoopVariables {
+  int first_step = 1;
+  double f = 0.0;            // F(X_k)
+  double c0 = 0.0;           // eps_k = max(eps_min, c0 / k^b0)
+  int small_steps = 0;       // consecutive steps with a relative change below the tolerance
+  double time_before = 0.0;  // seconds of MM loop before a resume, so that trace times continue
+};
+
+// Resume validation: throws Error unless `start` belongs to this problem. `f` is F at start->X
+// here. The same model, data and plugins give the same F(X_k) up to rounding (bit for bit on the
+// same machine and thread count); anything else means the problem is not the saved one.
+void validate_resume(const SolverState& start, const Model& model, double f, Index n, Index rank, Index h) {
+  if (!(std::abs(f - start.objective) <= 1e-12 * std::abs(start.objective)))
+    throw Error("solver", "the saved state does not belong to this problem: F at its X_" + std::to_string(start.k) +
+                              " is " + fmt("%.17g", f) + " here, " + fmt("%.17g", start.objective) +
+                              " when it was saved (did the model's data, a plugin or the options change?)");
+  const bool constrained = model.constraint != nullptr;
+  auto fits = [](const Matrix& M, Index rows, Index cols) { return M.rows() == rows && M.cols() == cols; };
+  const bool packed = start.u.size() != 0;
+  auto fits_or_empty = [&](const Matrix& M) { return M.size() == 0 || fits(M, n, rank); };
+  if ((packed ? start.u.size() != h || start.nu.size() != 0 || start.e.size() != 0 || !(start.rho > 0.0)
+              : start.nu.size() != h || start.e.size() != h) ||
+      (constrained ? !(fits(start.mu, n, rank) && fits_or_empty(start.Y))
+                   : (start.mu.size() != 0 || start.Y.size() != 0)))
+    throw Error("solver", "the saved ADMM state does not fit this problem (" +
+                              std::to_string(std::max(start.nu.size(), start.u.size())) + " multipliers saved, " +
+                              std::to_string(h) + " split terms here)");
+}
+
+// The counters, the trace and the ADMM warm start of a validated saved state.
+void resume_from(const SolverState& start, Summary& summary, AdmmState& state, LoopVariables& loop) {
+  const Summary& saved = start.summary;
+  summary.rho = start.rho;
+  summary.warm_start_iterations = saved.warm_start_iterations;
+  summary.mm_iterations = saved.mm_iterations;
+  summary.admm_iterations = saved.admm_iterations;
+  summary.cg_iterations = saved.cg_iterations;
+  summary.monotonicity_violations = saved.monotonicity_violations;
+  summary.rejected_steps = saved.rejected_steps;
+  summary.initial_objective = saved.initial_objective;
+  summary.init_time = saved.init_time;
+  summary.trace = saved.trace;
+  summary.final_objective = loop.f = start.objective;
+  // Packed as saved, so that the resumed run continues from the very same doubles.
+  if (start.u.size() != 0) {
+    state.u = start.u;
+    state.packed_rho = start.rho;
+  } else {
+    state.nu = start.nu;
+    state.e = start.e;
+  }
+  state.mu = start.mu;
+  state.Y = start.Y;
+  loop.c0 = start.c0;
+  loop.small_steps = start.small_steps;
+  loop.first_step = start.k + 1;
+  loop.time_before = saved.solve_time;
+}
+
+// Takes the checkpoints of one solve: every SolverOptions::checkpoint_interval seconds, and when
+// an interrupt stops the run.
+class Checkpointer {
+ public:
+  Checkpointer(const CheckpointCallback& callback, const SolverOptions& options, Clock::time_point t_solve,
+               double time_before)
+      : callback_(callback), options_(options), t_solve_(t_solve), time_before_(time_before), last_(Clock::now()) {}
+
+  bool enabled() const { return static_cast<bool>(callback_); }
+  // A periodic checkpoint is due at the end of MM step k (not after the last one).
+  bool due(int k) const {
+    return callback_ && options_.checkpoint_interval > 0.0 && k < options_.max_mm_iterations &&
+           seconds_since(last_) >= options_.checkpoint_interval;
+  }
+
+  // The state at the end of MM step k: X_k and F(X_k), the loop's variables, the surrogate's
+  // curvature scale, the ADMM's warm start and the Xt-step's own.
+  void take(int k, const Matrix& X, const LoopVariables& loop, const Surrogate& surrogate, const Admm& admm,
+            AdmmState& state, const Summary& summary) {
+    SolverState saved;
+    saved.k = k;
+    saved.X = X;
+    saved.objective = loop.f;
+    saved.c0 = loop.c0;
+    saved.rho = summary.rho;
+    saved.small_steps = loop.small_steps;
+    saved.curvature_scale = surrogate.curvature_scale();
+    saved.xt_step_state = admm.save_warm_start(state);
+    // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when
+    // the callback throws. A packed state is saved packed (at saved.rho, the ADMM's rho): unpacked
+    // and packed again, (nu, e) would come back different in the last bits.
+    if (state.packed() && state.packed_rho != saved.rho) state.unpack();  // (not in practice)
+    auto swap_vectors = [&] {
+      saved.u.swap(state.u);
+      saved.nu.swap(state.nu);
+      saved.e.swap(state.e);
+      saved.Y.swap(state.Y);
+      saved.mu.swap(state.mu);
+    };
+    swap_vectors();
+    saved.summary = summary;
+    saved.summary.solve_time = time_before_ + seconds_since(t_solve_);
+    try {
+      callback_(saved);
+    } catch (...) {
+      swap_vectors();
+      throw;
+    }
+    swap_vectors();
+    last_ = Clock::now();
+  }
+
+ private:
+  const CheckpointCallback& callback_;
+  const SolverOptions& options_;
+  Clock::time_point t_solve_;
+  double time_before_;
+  Clock::time_point last_;
+};
+
+// Step acceptance: what becomes of MM step k from F(X_k) = f to F(X_k + Xt) = f_next, with
+// H(Xt) = surrogate_value, the surrogate's curvature scale tau, the tolerance eps_k and the ADMM's
+// gap.
+struct StepVerdict {
+  enum Kind { kAccept, kRefuse, kFault } kind = kAccept;
+  bool violation = false;  // a rise beyond eps_k within the ADMM's gap (Summary::monotonicity_violations)
+  std::string message;     // kFault
+};
+
+StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, double tau, double eps, double gap) {
+  StepVerdict v;
+  // With tau < 1 (SolverOptions::curvature_scale) H majorises F only where checked. Accepting
+  // the step when F(X_k + Xt) <= H(Xt) keeps the descent argument below (H(Xt) <= F(X_k) + gap);
+  // otherwise the step is taken again from X_k with tau doubled, which ends at tau = 1, where H
+  // is the majoriser and every step passes. Nothing of the refused step is kept but the ADMM's
+  // state, a warm start (the same multipliers' terms at another X_k).
+  if (tau < 1.0 && f_next > surrogate_value + 1e-12 * std::max(std::abs(f), std::abs(f_next))) {
+    v.kind = StepVerdict::kRefuse;
+    return v;
+  }
+  // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
+  // the rise: H(Xt) <= min H + gap <= H(0) + gap = F(X_k) + gap and F(X_k + Xt) <= H(Xt). So with
+  // gap <= eps_k (the ADMM met its tolerance) a rise beyond eps_k, and after an ADMM stopped by
+  // its iteration cap a rise beyond its gap, cannot come from inexactness: the surrogate does not
+  // majorise F (a loss, terms or regularizer whose values and derivatives disagree). Such a step
+  // is refused and the run stops on the last good iterate. 1e-12 |F| allows for the rounding of
+  // F's sums, which eps_k (>= min_tolerance, absolute) may not cover when |F| is large.
+  if (f_next > f + eps) {
+    v.violation = true;
+    const double bound = std::max(eps, gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
+    if (f_next > f + bound) {
+      v.kind = StepVerdict::kFault;
+      v.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) + " to " +
+                  fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), more than eps_k = " +
+                  fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", gap) +
+                  ") allows: the surrogate does not majorise F (a loss, terms or regularizer plugin whose "
+                  "values and derivatives disagree?); the factor is the last good iterate";
+    }
+  }
+  return v;
+}
+
 // The MM loop, from the initialised X (start == nullptr; `summary` holds the sizes and the rho
 // chosen so far) or from a saved state (sdprl/solver.h: SolverState).
 Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeights& weights,
@@ -77,61 +277,14 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
   summary.curvature_scale = tau_start;
 
   surrogate.update(X);
-  double f = surrogate.center_objective();
-  double c0 = 0.0;
-  int small_steps = 0;
-  int first_step = 1;
-  double time_before = 0.0;  // seconds of MM loop before a resume, so that trace times continue
+  LoopVariables loop;
+  loop.f = surrogate.center_objective();
   if (start) {
-    // The same model, data and plugins give the same F(X_k) up to rounding (bit for bit on the
-    // same machine and thread count); anything else means the problem is not the saved one.
-    if (!(std::abs(f - start->objective) <= 1e-12 * std::abs(start->objective)))
-      throw Error("solver", "the saved state does not belong to this problem: F at its X_" + std::to_string(start->k) +
-                                " is " + fmt("%.17g", f) + " here, " + fmt("%.17g", start->objective) +
-                                " when it was saved (did the model's data, a plugin or the options change?)");
-    const Index h = summary.split_terms;
-    const bool constrained = model.constraint != nullptr;
-    auto fits = [](const Matrix& M, Index rows, Index cols) { return M.rows() == rows && M.cols() == cols; };
-    const bool packed = start->u.size() != 0;
-    auto fits_or_empty = [&](const Matrix& M) { return M.size() == 0 || fits(M, n, rank); };
-    if ((packed ? start->u.size() != h || start->nu.size() != 0 || start->e.size() != 0 || !(start->rho > 0.0)
-                : start->nu.size() != h || start->e.size() != h) ||
-        (constrained ? !(fits(start->mu, n, rank) && fits_or_empty(start->Y))
-                     : (start->mu.size() != 0 || start->Y.size() != 0)) ||
-        !fits_or_empty(start->D) || !fits_or_empty(start->X_preconditioner))
-      throw Error("solver", "the saved ADMM state does not fit this problem (" +
-                                std::to_string(std::max(start->nu.size(), start->u.size())) +
-                                " multipliers saved, " + std::to_string(h) + " split terms here)");
-    const Summary& saved = start->summary;
-    summary.rho = start->rho;
-    summary.warm_start_iterations = saved.warm_start_iterations;
-    summary.mm_iterations = saved.mm_iterations;
-    summary.admm_iterations = saved.admm_iterations;
-    summary.cg_iterations = saved.cg_iterations;
-    summary.monotonicity_violations = saved.monotonicity_violations;
-    summary.rejected_steps = saved.rejected_steps;
-    summary.initial_objective = saved.initial_objective;
-    summary.init_time = saved.init_time;
-    summary.trace = saved.trace;
-    summary.final_objective = f = start->objective;
-    // Packed as saved, so that the resumed run continues from the very same doubles.
-    if (packed) {
-      state.u = start->u;
-      state.packed_rho = start->rho;
-    } else {
-      state.nu = start->nu;
-      state.e = start->e;
-    }
-    state.mu = start->mu;
-    state.Y = start->Y;
-    state.D = start->D;
-    c0 = start->c0;
-    small_steps = start->small_steps;
-    first_step = start->k + 1;
-    time_before = saved.solve_time;
+    validate_resume(*start, model, loop.f, n, rank, summary.split_terms);
+    resume_from(*start, summary, state, loop);
   } else {
-    summary.initial_objective = summary.final_objective = f;
-    if (!std::isfinite(f)) {
+    summary.initial_objective = summary.final_objective = loop.f;
+    if (!std::isfinite(loop.f)) {
       summary.status = SolverStatus::kNumericalError;
       summary.message = "the objective at the starting point is not finite";
       return summary;
@@ -142,72 +295,13 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     // against 220), so the PCA start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8
     // iterations per MM step), and an F(X_0) near 0 would send every ADMM to its iteration cap.
     // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
-    c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(surrogate.objective_magnitude(), 1e-12);
+    loop.c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(surrogate.objective_magnitude(), 1e-12);
   }
   Admm admm(surrogate, summary.rho, options.admm);
-  // The iterate at which the coupled Xt-step's CG preconditioner was last built (see
-  // AdmmOptions::preconditioner_refresh), kept for checkpoints.
-  Matrix X_preconditioner;
-  if (start && start->X_preconditioner.size() != 0 && start->preconditioner_age >= 0) {
-    // The saved run's preconditioner, rebuilt at its iterate: the resumed steps then use the
-    // very same one as the uninterrupted run would have.
-    X_preconditioner = start->X_preconditioner;
-    surrogate.update(X_preconditioner);
-    admm.prepare(/*rebuild_preconditioner=*/true);
-    admm.set_preconditioner_age(start->preconditioner_age);
-    surrogate.update(X);
-  }
-  // The header shows the rho used: with the automatic rho it waits for the end of the first MM
-  // step, which fixes it (or for a refused first step, whose line it heads).
-  bool header_printed = false;
-  auto header = [&] {
-    if (options.verbose && !header_printed) print_header(summary, loss);
-    header_printed = true;
-  };
-  if (options.admm.rho > 0.0 || start) header();
-
-  auto last_checkpoint = Clock::now();
-  auto take_checkpoint = [&](int k) {
-    SolverState saved;
-    saved.k = k;
-    saved.X = X;
-    saved.objective = f;
-    saved.c0 = c0;
-    saved.rho = summary.rho;
-    saved.small_steps = small_steps;
-    saved.curvature_scale = surrogate.curvature_scale();
-    if (!admm.direct()) {
-      saved.D = state.D;
-      saved.X_preconditioner = X_preconditioner;
-      saved.preconditioner_age = admm.preconditioner_age();
-    }
-    // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when
-    // the callback throws. A packed state is saved packed (at saved.rho, the ADMM's rho): unpacked
-    // and packed again, (nu, e) would come back different in the last bits.
-    if (state.packed() && state.packed_rho != saved.rho) state.unpack();  // (not in practice)
-    saved.u.swap(state.u);
-    saved.nu.swap(state.nu);
-    saved.e.swap(state.e);
-    saved.Y.swap(state.Y);
-    saved.mu.swap(state.mu);
-    auto give_back = [&] {
-      saved.u.swap(state.u);
-      saved.nu.swap(state.nu);
-      saved.e.swap(state.e);
-      saved.Y.swap(state.Y);
-      saved.mu.swap(state.mu);
-    };
-    saved.summary = summary;
-    saved.summary.solve_time = time_before + seconds_since(t_solve);
-    try {
-      checkpoint(saved);
-    } catch (...) {
-      give_back();
-      throw;
-    }
-    give_back();
-    last_checkpoint = Clock::now();
-  };
+  if (start) admm.restore_warm_start(start->xt_step_state, surrogate, state);
+  IterationLog log(options, loss);
+  if (options.admm.rho > 0.0 || start) log.header(summary);
+  Checkpointer checkpointer(checkpoint, options, t_solve, loop.time_before);
 
   Matrix X_next;
   summary.status = SolverStatus::kIterationLimit;
@@ -215,12 +309,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
   // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
   bool primed = false;
   bool rebuild_preconditioner = false;  // after a refused step: B changed with tau
-  for (int k = first_step; k <= options.max_mm_iterations; ++k) {
-    const double eps = std::max(options.admm.min_tolerance, c0 / std::pow(static_cast<double>(k), options.admm.b0));
+  for (int k = loop.first_step; k <= options.max_mm_iterations; ++k) {
+    const double eps =
+        std::max(options.admm.min_tolerance, loop.c0 / std::pow(static_cast<double>(k), options.admm.b0));
     if (!primed) {
       admm.prepare(rebuild_preconditioner);
       rebuild_preconditioner = false;
-      if (admm.preconditioner_age() == 0) X_preconditioner = X;
       if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
         // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
         // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
@@ -246,8 +340,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     const double surrogate_value = state.primal;  // H(Xt) (at the feasible Y under a constraint)
     // A checkpoint must hold the state between two MM steps: no fused rebuild before one (nor
     // when an interrupt, which takes one, is already known).
-    const bool checkpoint_due = checkpoint && options.checkpoint_interval > 0.0 && k < options.max_mm_iterations &&
-                                seconds_since(last_checkpoint) >= options.checkpoint_interval;
+    const bool checkpoint_due = checkpointer.due(k);
     const bool interrupting = options.interrupt && options.interrupt->load();
     primed = false;
     // (update_and_iterate() itself falls back to the plain update where the fusion does not apply.)
@@ -255,7 +348,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       primed = admm.update_and_iterate(surrogate, X_next, state);
     else
       surrogate.update(X_next);
-    const double f_next = surrogate.center_objective();
+    const double f = loop.f, f_next = surrogate.center_objective();
     TraceRow row;
     row.mm_iteration = k;
     row.objective = f_next;
@@ -263,7 +356,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     row.admm_iterations = inner;
     row.gap = gap;
     row.tolerance = eps;
-    row.time = time_before + seconds_since(t_solve);
+    row.time = loop.time_before + seconds_since(t_solve);
     if (!std::isfinite(f_next) || !X_next.allFinite()) {
       summary.status = SolverStatus::kNumericalError;
       summary.message = "non-finite objective at MM iteration " + std::to_string(k) +
@@ -271,19 +364,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       surrogate.update(X);
       break;
     }
-    // With tau < 1 (SolverOptions::curvature_scale) H majorises F only where checked. Accepting
-    // the step when F(X_k + Xt) <= H(Xt) keeps the descent argument below (H(Xt) <= F(X_k) + gap);
-    // otherwise the step is taken again from X_k with tau doubled, which ends at tau = 1, where H
-    // is the majoriser and every step passes. Nothing of the refused step is kept but the ADMM's
-    // state, a warm start (the same multipliers' terms at another X_k).
     const double tau = surrogate.curvature_scale();
-    if (tau < 1.0 && f_next > surrogate_value + 1e-12 * std::max(std::abs(f), std::abs(f_next))) {
+    const StepVerdict verdict = judge_step(k, f, f_next, surrogate_value, tau, eps, gap);
+    if (verdict.kind == StepVerdict::kRefuse) {
       ++summary.rejected_steps;
       const double raised = std::min(1.0, 2.0 * tau);
-      header();
-      if (options.verbose)
-        std::fprintf(stderr, "%5d step refused: F(X_k + Xt) = %.6e > H(Xt) = %.6e; curvature scale %g -> %g\n", k,
-                     f_next, surrogate_value, tau, raised);
+      log.refused(summary, k, f_next, surrogate_value, tau, raised);
       surrogate.set_curvature_scale(raised);
       surrogate.update(X);
       primed = false;
@@ -291,34 +377,19 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       --k;  // the same step again, with the same eps_k
       continue;
     }
-    // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
-    // the rise: H(Xt) <= min H + gap <= H(0) + gap = F(X_k) + gap and F(X_k + Xt) <= H(Xt). So with
-    // gap <= eps_k (the ADMM met its tolerance) a rise beyond eps_k, and after an ADMM stopped by
-    // its iteration cap a rise beyond its gap, cannot come from inexactness: the surrogate does not
-    // majorise F (a loss, terms or regularizer whose values and derivatives disagree). Such a step
-    // is refused and the run stops on the last good iterate. 1e-12 |F| allows for the rounding of
-    // F's sums, which eps_k (>= min_tolerance, absolute) may not cover when |F| is large.
-    if (f_next > f + eps) {
-      ++summary.monotonicity_violations;
-      const double bound = std::max(eps, gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
-      if (f_next > f + bound) {
-        summary.status = SolverStatus::kNumericalError;
-        summary.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) +
-                          " to " + fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), more than eps_k = " +
-                          fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", gap) +
-                          ") allows: the surrogate does not majorise F (a loss, terms or regularizer plugin whose "
-                          "values and derivatives disagree?); the factor is the last good iterate";
-        surrogate.update(X);
-        break;
-      }
+    if (verdict.violation) ++summary.monotonicity_violations;
+    if (verdict.kind == StepVerdict::kFault) {
+      summary.status = SolverStatus::kNumericalError;
+      summary.message = verdict.message;
+      surrogate.update(X);
+      break;
     }
     X.swap(X_next);
-    f = f_next;
+    loop.f = f_next;
     summary.mm_iterations = k;
-    summary.final_objective = f;
+    summary.final_objective = f_next;
     summary.trace.push_back(row);
-    header();
-    if (options.verbose && (k == 1 || k % options.print_every == 0)) print_row(row);
+    log.step(summary, row);
 
     // The callback sees every MM iterate, the last one included.
     if (callback && !callback(row, X)) {
@@ -326,19 +397,19 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       summary.message = "stopped by the caller";
       break;
     }
-    small_steps = row.relative_change < options.relative_tolerance ? small_steps + 1 : 0;
-    if (small_steps >= options.consecutive && k >= options.min_mm_iterations) {
+    loop.small_steps = row.relative_change < options.relative_tolerance ? loop.small_steps + 1 : 0;
+    if (loop.small_steps >= options.consecutive && k >= options.min_mm_iterations) {
       summary.status = SolverStatus::kConverged;
       break;
     }
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
     // then set), so that the checkpoint holds a state between two steps.
-    if (options.interrupt && options.interrupt->load() && !(primed && checkpoint)) {
+    if (options.interrupt && options.interrupt->load() && !(primed && checkpointer.enabled())) {
       summary.status = SolverStatus::kInterrupted;
       summary.message = "interrupted";
       // Always: an interrupted run must be resumable, whatever the checkpoint interval.
-      if (checkpoint) take_checkpoint(k);
+      if (checkpointer.enabled()) checkpointer.take(k, X, loop, surrogate, admm, state, summary);
       break;
     }
     if (options.time_limit > 0.0 && row.time >= options.time_limit) {
@@ -347,15 +418,12 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     }
     // Here the step's state is complete (small_steps included) and the loop goes on: a
     // checkpoint taken now continues with step k + 1 exactly as this run does.
-    if (checkpoint_due) take_checkpoint(k);
+    if (checkpoint_due) checkpointer.take(k, X, loop, surrogate, admm, state, summary);
   }
-  if (options.verbose && !summary.trace.empty() && summary.trace.back().mm_iteration % options.print_every != 0 &&
-      summary.trace.back().mm_iteration != 1)
-    print_row(summary.trace.back());
-  summary.solve_time = time_before + seconds_since(t_solve);
+  summary.solve_time = loop.time_before + seconds_since(t_solve);
   summary.curvature_scale = surrogate.curvature_scale();
   if (model.evaluator) summary.metrics = model.evaluator->evaluate(X);
-  if (options.verbose) std::fprintf(stderr, "%s\n", summary.brief_report().c_str());
+  log.finish(summary);
   return summary;
 }
 

@@ -1,5 +1,5 @@
-// The convex surrogate H of one MM step (algorithm.md section 2; formulas in sdprl/surrogate.h).
-#include "sdprl/surrogate.h"
+// The convex surrogate H of one MM step (algorithm.md section 2; formulas in mm/surrogate.h).
+#include "mm/surrogate.h"
 
 #include <cmath>
 

@@ -20,10 +20,11 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // tag (0: nu and e follow, 1: u follows) before it. Version 3: after mu, the coupled Xt-step's
 // last Xt, the iterate of its preconditioner and that preconditioner's age (SolverState). Version
 // 4: the surrogate's curvature scale after small_steps, and the summary's refused steps, CG
-// iterations and curvature scale after its monotonicity violations. Bump the
-// version with any change of the fields below: an old checkpoint is then refused by name instead
-// of misread.
-constexpr std::uint32_t kVersion = 4;
+// iterations and curvature scale after its monotonicity violations. Version 5: the Xt-step's
+// warm start as one opaque byte string (SolverState::xt_step_state) in place of version 3's last
+// Xt, preconditioner iterate and age. Bump the version with any change of the fields below: an old
+// checkpoint is then refused by name instead of misread.
+constexpr std::uint32_t kVersion = 5;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -277,9 +278,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       }
       w.mat(s.Y);
       w.mat(s.mu);
-      w.mat(s.D);
-      w.mat(s.X_preconditioner);
-      w.i64(s.preconditioner_age);
+      w.str(s.xt_step_state);
       write_summary(w, s.summary);
     }
     const std::uint64_t hash = w.hash();
@@ -356,10 +355,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     }
     s.Y = r.mat();
     s.mu = r.mat();
-    s.D = r.mat();
-    s.X_preconditioner = r.mat();
-    s.preconditioner_age = r.i32();
-    if (s.preconditioner_age < -1) r.corrupt("the preconditioner's age is below -1");
+    s.xt_step_state = r.str();
     s.summary = read_summary(r);
   }
   if (!r.at_end()) r.corrupt("bytes after the last field");

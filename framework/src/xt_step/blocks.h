@@ -1,0 +1,64 @@
+// Internal: the three factorings of the Xt-step's row blocks that the strategies (xt_step.h) solve
+// with or precondition CG with. Block i of 2B + rho P*P + rho_k I, restricted to row i of D, is
+//   K_i = rho (P*P)_ii + s_i I,   s_i = 2 B_ii + rho_k.
+#pragma once
+
+#include <vector>
+
+#include "mm/surrogate.h"
+#include "sdprl/types.h"
+
+namespace sdprl::xt_step {
+
+// The n inverted blocks K_i^{-1} (r x r, row-major) from TermLinearization::gram_row_blocks.
+class RowBlockInverse {
+ public:
+  // Gram blocks of the surrogate's terms; returns tr(P*P) (the sum of the blocks' traces).
+  double build(const Surrogate& s);
+  void factor(const Surrogate& s, double rho, double rho_k);
+  bool built(Index n, Index r) const { return inverse_.size() == static_cast<std::size_t>(n * r * r); }
+  // out.row(i) = K_i^{-1} R.row(i).
+  void apply(const Matrix& R, Matrix& out) const;
+  // out = P*P D (exact P*P when the rows are decoupled).
+  void apply_gram(const Matrix& D, Matrix& out) const;
+
+  Matrix& gram() { return gram_; }
+  std::vector<double>& inverse() { return inverse_; }
+  const double* inverse_data() const { return inverse_.data(); }
+
+ private:
+  Matrix gram_;                  // (n r) x r
+  std::vector<double> inverse_;  // n r^2
+};
+
+// One block for every row (TermLinearization::shared_gram_block): G_s = V diag(g) V^T, so that
+// K_i = V diag(rho g + s_i) V^T and K_i^{-1} = V diag(1 / (rho g + s_i)) V^T.
+class SharedBlockInverse {
+ public:
+  double build(const Surrogate& s);
+  void factor(const Surrogate& s, double rho, double rho_k);
+  bool built(Index n, Index r) const { return inverse_.rows() == n && vectors_.rows() == r; }
+  void apply(const Matrix& R, Matrix& out) const;
+  void apply_gram(const Matrix& D, Matrix& out) const;
+
+ private:
+  Matrix gram_;     // G_s (r x r)
+  Matrix vectors_;  // V (r x r)
+  Vector values_;   // g
+  Matrix inverse_;  // n x r: 1 / (rho g_c + s_i), 0 on a zero row
+};
+
+// Each block replaced by its mean eigenvalue, (rho t_i / r + s_i) I with t_i = tr (P*P)_ii
+// (TermLinearization::gram_row_traces): n doubles instead of n r^2. A preconditioner only.
+class RowScaledInverse {
+ public:
+  double build(const Surrogate& s);
+  void factor(const Surrogate& s, double rho, double rho_k);
+  bool built(Index n, Index) const { return inverse_.size() == n; }
+  void apply(const Matrix& R, Matrix& out) const;
+
+ private:
+  Vector traces_, inverse_;  // t_i; 1 / the diagonal (0 on a zero row)
+};
+
+}  // namespace sdprl::xt_step

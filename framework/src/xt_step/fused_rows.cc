@@ -1,0 +1,114 @@
+// The fused row pass of the ADMM (xt_step/fused_rows.h).
+#include "xt_step/fused_rows.h"
+
+#include "admm/row_kernel.h"
+#include "mm/surrogate.h"
+
+namespace sdprl::xt_step {
+
+// rebuild_and_iterate()'s consumer of the rebuilt rows: for row i, B_ii, the inverse block K_i^{-1}
+// (as RowBlockInverse::factor computes it) and the row's share of the first iteration (as
+// iterate_rows() runs it), each through the same function as the separate path, so that the
+// iterates agree bit for bit.
+class FusedRows::RowStep final : public RowConsumer {
+ public:
+  RowStep(const Surrogate& s, double rho, double rho_k, std::vector<double>& inverse, AdmmState& state)
+      : s_(s), rho_(rho), rho_k_(rho_k), inverse_(inverse), state_(state) {
+    kernel_.offsets = s.linearization().row_split()->row_offsets();
+    kernel_.n = s.rows();
+    kernel_.r = s.rank();
+    kernel_.G = &s.G();  // read per row: update() sets G before the rebuild
+    kernel_.rho = rho;
+    rows_.resize(static_cast<std::size_t>(kernel_.n));
+  }
+
+  void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) override {
+    const Index r = kernel_.r;
+    const double bii = s_.b_diagonal_entry(i, curvature);
+    double* inverse = inverse_.data() + i * r * r;
+    detail::invert_row_block(gram_block, bii, rho_, rho_k_, r, inverse);
+    detail::RowKernel k = kernel_;
+    k.b = s_.linearization().offsets().data();  // the row's b_h are final now
+    // Two deg-vectors per thread, kept across rows and MM steps (rows may come from any thread);
+    // aligned as fused_iteration()'s (see RowBuffers in row_kernel.cc).
+    thread_local Eigen::VectorXd work;
+    if (work.size() < 2 * deg) work.resize(2 * deg);
+    rows_[static_cast<std::size_t>(i)] =
+        detail::iterate_row(k, i, a, bii, inverse, work.data(), state_.u.data(), state_.D.data());
+  }
+
+  detail::RowSums total() const { return detail::sum_row_sums(rows_); }
+
+ private:
+  const Surrogate& s_;
+  double rho_, rho_k_;
+  std::vector<double>& inverse_;
+  AdmmState& state_;
+  detail::RowKernel kernel_;
+  std::vector<detail::RowSums> rows_;
+};
+
+FusedRows::~FusedRows() = default;
+
+void FusedRows::prepare(double rho, bool) {
+  gram_stale_ = false;
+  max_degree_ = detail::max_row_degree(s_.linearization().row_split()->row_offsets(), s_.rows());
+  // Families with a RowSplitView compute the blocks with detail::row_gram_blocks or in their
+  // one-pass update.
+  balanced_rho_ = balanced(blocks_.build(s_));
+  set_rho(rho);
+}
+
+void FusedRows::set_rho(double rho) {
+  if (gram_stale_) {  // set_rho() after rebuild_and_iterate(): the Gram blocks of that rebuild
+    s_.linearization().gram_row_blocks(blocks_.gram());
+    gram_stale_ = false;
+  }
+  blocks_.factor(s_, rho, shift_);
+}
+
+void FusedRows::solve(const Matrix& rhs, Matrix& D, double, long*) { blocks_.apply(rhs, D); }
+
+void FusedRows::apply_gram(const Matrix& D, Matrix& out) const { blocks_.apply_gram(D, out); }
+
+namespace {
+void set_gap(const Surrogate& s, const detail::RowSums& sums, AdmmState& st) {
+  st.step = st.D;
+  st.primal = sums.quadratic + 2.0 * sums.absolute + s.c();
+  st.dual = s.c() + sums.nu_b - 0.25 * sums.m_binv_m;
+  st.gap = st.primal - st.dual;
+}
+}  // namespace
+
+bool FusedRows::iterate_rows(AdmmState& st, double rho) {
+  const TermLinearization& lin = s_.linearization();
+  st.pack(rho);
+  // The ADMM iteration (admm/admm.cc: Admm::iterate), one row at a time (admm/row_kernel.h).
+  detail::RowKernel k;
+  k.rows = lin.row_split();
+  k.offsets = k.rows->row_offsets();
+  k.n = s_.rows();
+  k.r = s_.rank();
+  k.max_degree = max_degree_;
+  k.b = lin.offsets().data();
+  k.G = &s_.G();
+  k.b_diagonal = &s_.b_diagonal();
+  k.inverse_blocks = blocks_.inverse_data();
+  k.rho = rho;
+  set_gap(s_, detail::fused_iteration(k, st.u, st.D), st);
+  return true;
+}
+
+bool FusedRows::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& st, double rho) {
+  const Index n = s_.rows(), r = s_.rank();
+  st.D.resize(n, r);  // every row is written
+  blocks_.inverse().resize(static_cast<std::size_t>(n * r * r));
+  RowStep step(s_, rho, shift_, blocks_.inverse(), st);
+  // The surrogate, the blocks and the state change together: after a failure none is usable.
+  gram_stale_ = true;
+  if (!surrogate.update(Xk, &step)) return false;  // no one-pass rebuild (e.g. distance terms): the caller prepares
+  set_gap(s_, step.total(), st);
+  return true;
+}
+
+}  // namespace sdprl::xt_step

@@ -1,0 +1,35 @@
+// Internal: the kFusedRows strategy (xt_step/xt_step.h). Row-split with a diagonal B and terms
+// that hand out their rows (TermLinearization::row_offsets, unit weights): the Xt-step is the n
+// row blocks, and the whole ADMM iteration runs as one fused pass per row (admm/row_kernel.h);
+// where the terms have a one-pass rebuild, that pass is fused with the MM rebuild too.
+#pragma once
+
+#include <vector>
+
+#include "xt_step/blocks.h"
+#include "xt_step/xt_step.h"
+
+namespace sdprl::xt_step {
+
+class FusedRows final : public XtStep {
+ public:
+  using XtStep::XtStep;
+  ~FusedRows() override;
+  Kind kind() const override { return Kind::kFusedRows; }
+  bool exact() const override { return true; }
+  void prepare(double rho, bool rebuild_preconditioner) override;
+  void set_rho(double rho) override;
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
+  void apply_gram(const Matrix& D, Matrix& out) const override;
+  bool iterate_rows(AdmmState& state, double rho) override;
+  bool fuses_rebuild() const override { return options_.fused_rebuild; }
+  bool rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state, double rho) override;
+
+ private:
+  class RowStep;  // rebuild_and_iterate()'s RowConsumer
+  RowBlockInverse blocks_;
+  Index max_degree_ = 0;  // largest number of split terms in one row
+  bool gram_stale_ = false;  // the Gram blocks predate the last rebuild_and_iterate() (refreshed on demand)
+};
+
+}  // namespace sdprl::xt_step

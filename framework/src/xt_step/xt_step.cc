@@ -1,0 +1,297 @@
+// The Xt-step strategies (xt_step/xt_step.h) and the factory that picks one.
+#include "xt_step/xt_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "admm/row_kernel.h"
+#include "linalg/pcg.h"
+#include "mm/surrogate.h"
+#include "sdprl/error.h"
+#include "xt_step/blocks.h"
+#include "xt_step/fused_rows.h"
+
+namespace sdprl::xt_step {
+
+const char* to_string(Kind kind) {
+  switch (kind) {
+    case Kind::kRowBlocks: return "row-blocks";
+    case Kind::kSharedBlock: return "shared-block";
+    case Kind::kFusedRows: return "fused-rows";
+    case Kind::kCgBlocks: return "cg-blocks";
+    case Kind::kCgSharedBlock: return "cg-shared-block";
+    case Kind::kCgRowScaled: return "cg-row-scaled";
+  }
+  return "?";
+}
+
+std::string XtStep::name() const { return std::string(constrained() ? "constrained " : "") + to_string(kind()); }
+
+void XtStep::apply_gram(const Matrix&, Matrix&) const {
+  throw std::logic_error(name() + ": apply_gram() of an inexact Xt-step");
+}
+
+bool XtStep::iterate_rows(AdmmState&, double) { return false; }
+
+bool XtStep::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&, double) {
+  surrogate.update(Xk);
+  return false;
+}
+
+void XtStep::restore(const std::string& saved, Surrogate&, double, Matrix&) {
+  if (!saved.empty())
+    throw Error("solver", "the saved Xt-step state (" + std::to_string(saved.size()) +
+                              " bytes) is not one of this model's Xt-step (" + name() + ", which keeps none)");
+}
+
+double XtStep::balanced(double gram_trace) const {
+  // tr(2B) / tr(P*P) over the Xt-step's r n unknowns (each diagonal entry of B acts on r of them).
+  const double r = static_cast<double>(s_.rank());
+  return gram_trace > 0.0 ? 2.0 * r * s_.b_diagonal().sum() / gram_trace : 0.0;
+}
+
+namespace {
+
+// kRowBlocks, kSharedBlock: the blocks are the system, solved exactly row by row.
+template <class Inverse, Kind kKind>
+class Exact final : public XtStep {
+ public:
+  using XtStep::XtStep;
+  Kind kind() const override { return kKind; }
+  bool exact() const override { return true; }
+  void prepare(double rho, bool) override {
+    balanced_rho_ = balanced(blocks_.build(s_));
+    set_rho(rho);
+  }
+  void set_rho(double rho) override { blocks_.factor(s_, rho, shift_); }
+  void solve(const Matrix& rhs, Matrix& D, double, long*) override { blocks_.apply(rhs, D); }
+  void apply_gram(const Matrix& D, Matrix& out) const override { blocks_.apply_gram(D, out); }
+
+ private:
+  Inverse blocks_;
+};
+
+// kCgBlocks, kCgSharedBlock, kCgRowScaled: CG on the whole system, the blocks as its
+// preconditioner. Any SPD preconditioner leaves CG's answer (to its tolerance) as it is, so a
+// recent one serves (AdmmOptions::preconditioner_refresh).
+template <class Inverse, Kind kKind>
+class Cg final : public XtStep {
+ public:
+  using XtStep::XtStep;
+  Kind kind() const override { return kKind; }
+  bool exact() const override { return false; }
+
+  void prepare(double rho, bool rebuild_preconditioner) override {
+    rho_ = rho;
+    if (!rebuild_preconditioner && blocks_.built(s_.rows(), s_.rank()) && age_ >= 0 &&
+        age_ + 1 < options_.preconditioner_refresh) {
+      ++age_;
+      return;
+    }
+    age_ = 0;
+    X_preconditioner_ = s_.center();
+    balanced_rho_ = balanced(blocks_.build(s_));
+    set_rho(rho);
+  }
+  void set_rho(double rho) override {
+    rho_ = rho;
+    blocks_.factor(s_, rho, shift_);
+  }
+
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override {
+    // Inexact CG warm-started from the previous Xt; its accuracy follows eps_k (algorithm.md
+    // section 6: a fixed CG tolerance makes the gap stall at that tolerance).
+    const double scale = std::max(1.0, std::abs(s_.center_objective()));
+    const double tol = std::max(1e-15, options_.cg_tolerance * std::min(1.0, eps / scale));
+    *cg_iterations += linalg::pcg([this](const Matrix& x, Matrix& y) { apply_system(x, y); },
+                                  [this](const Matrix& x, Matrix& y) { blocks_.apply(x, y); }, rhs, D, tol,
+                                  options_.cg_max_iterations);
+  }
+
+  int preconditioner_age() const override { return age_; }
+  void set_preconditioner_age(int age) override { age_ = age; }
+
+  std::string save(const Matrix& D) const override {
+    CgWarmStart warm;
+    warm.D = D;
+    warm.X_preconditioner = X_preconditioner_;
+    warm.preconditioner_age = age_;
+    return encode(warm);
+  }
+
+  void restore(const std::string& saved, Surrogate& surrogate, double rho, Matrix& D) override {
+    CgWarmStart warm;
+    const Index n = s_.rows(), r = s_.rank();
+    auto fits_or_empty = [&](const Matrix& M) { return M.size() == 0 || (M.rows() == n && M.cols() == r); };
+    if (&surrogate != &s_ || (!saved.empty() && !decode(saved, &warm)) || !fits_or_empty(warm.D) ||
+        !fits_or_empty(warm.X_preconditioner))
+      throw Error("solver", "the saved Xt-step state does not fit this problem (" + name() + ", " + std::to_string(n) +
+                                " x " + std::to_string(r) + "; " + std::to_string(saved.size()) + " bytes saved)");
+    D = std::move(warm.D);
+    if (warm.X_preconditioner.size() != 0 && warm.preconditioner_age >= 0) {
+      // The saved run's preconditioner, rebuilt at its iterate: the resumed steps then use the very
+      // same one as the uninterrupted run would have.
+      const Matrix Xk = surrogate.center();
+      surrogate.update(warm.X_preconditioner);
+      prepare(rho, /*rebuild_preconditioner=*/true);
+      age_ = warm.preconditioner_age;
+      surrogate.update(Xk);
+    }
+  }
+
+ private:
+  // (2 B + rho P*P + rho_k I) D.
+  void apply_system(const Matrix& D, Matrix& out) const {
+    Vector pd;
+    Matrix adj;
+    s_.linearization().apply(D, pd);
+    s_.linearization().apply_adjoint(pd, adj);
+    s_.apply_B(D, out);
+    out *= 2.0;
+    out.noalias() += rho_ * adj;
+    if (shift_ > 0.0) out.noalias() += shift_ * D;
+  }
+
+  Inverse blocks_;
+  double rho_ = 0.0;
+  int age_ = -1;
+  Matrix X_preconditioner_;  // the iterate at which the preconditioner was built
+};
+
+// The constrained variant: the split X_k + D - Y = 0 adds rho_k I to the matrix, rho_k the mean
+// diagonal of 2B (so that both parts have the same scale) or AdmmOptions::rho_constraint. rho_k
+// follows B, so the factors are rebuilt at every MM step: it is part of the system, not only of
+// the preconditioner.
+class Constrained final : public XtStep {
+ public:
+  Constrained(const Surrogate& s, const AdmmOptions& options, std::unique_ptr<XtStep> inner)
+      : XtStep(s, options), inner_(std::move(inner)) {}
+  Kind kind() const override { return inner_->kind(); }
+  bool constrained() const override { return true; }
+  bool exact() const override { return inner_->exact(); }
+  void prepare(double rho, bool) override {
+    update_penalty();
+    inner_->prepare(rho, /*rebuild_preconditioner=*/true);
+    balanced_rho_ = inner_->balanced_rho();
+  }
+  void set_rho(double rho) override {
+    update_penalty();
+    inner_->set_rho(rho);
+  }
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override {
+    inner_->solve(rhs, D, eps, cg_iterations);
+  }
+  void apply_gram(const Matrix& D, Matrix& out) const override { inner_->apply_gram(D, out); }
+  int preconditioner_age() const override { return inner_->preconditioner_age(); }
+  void set_preconditioner_age(int age) override { inner_->set_preconditioner_age(age); }
+  std::string save(const Matrix& D) const override { return inner_->save(D); }
+  void restore(const std::string& saved, Surrogate& surrogate, double rho, Matrix& D) override {
+    inner_->restore(saved, surrogate, rho, D);
+  }
+
+ private:
+  void update_penalty() {
+    const double rho_k = options_.rho_constraint > 0.0 ? options_.rho_constraint
+                                                       : std::max(2.0 * s_.b_diagonal().mean(), 1e-8);
+    shift_ = rho_k;
+    inner_->set_split_penalty(rho_k);
+  }
+  std::unique_ptr<XtStep> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& options, bool constrained) {
+  const TermLinearization& lin = s.linearization();
+  const Index n = s.rows(), r = s.rank();
+  // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
+  // majoriser, no A-curvature); otherwise the same blocks precondition CG.
+  const bool exact = lin.rows_decoupled() && s.b_is_diagonal();
+  Matrix block;
+  const bool shared = shared_gram_block(lin, block);
+  std::unique_ptr<XtStep> step;
+  if (exact) {
+    // The fused row pass needs the rows' a_h and unit term weights; the constraint split keeps the
+    // generic path.
+    if (options.fused && !constrained && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
+      step = std::make_unique<FusedRows>(s, options);
+    else if (shared)
+      step = std::make_unique<Exact<SharedBlockInverse, Kind::kSharedBlock>>(s, options);
+    else
+      step = std::make_unique<Exact<RowBlockInverse, Kind::kRowBlocks>>(s, options);
+  } else {
+    // CG's preconditioner (AdmmOptions::preconditioner; a shared block is cheap anyway).
+    const bool row_scaled = options.preconditioner == CgPreconditioner::kRowScaled ||
+                            (options.preconditioner == CgPreconditioner::kAuto &&
+                             8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes);
+    if (shared)
+      step = std::make_unique<Cg<SharedBlockInverse, Kind::kCgSharedBlock>>(s, options);
+    else if (row_scaled)
+      step = std::make_unique<Cg<RowScaledInverse, Kind::kCgRowScaled>>(s, options);
+    else
+      step = std::make_unique<Cg<RowBlockInverse, Kind::kCgBlocks>>(s, options);
+  }
+  if (constrained) step = std::make_unique<Constrained>(s, options, std::move(step));
+  return step;
+}
+
+namespace {
+// The CG warm start's bytes: a tag, D and X_preconditioner (rows, cols, then the raw doubles, so
+// that they come back bit for bit) and the age.
+constexpr std::uint64_t kCgWarmStartTag = 0x31676d7261772d67ull;  // "g-warm1g"
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void put_matrix(std::string& out, const Matrix& m) {
+  put(out, static_cast<std::uint64_t>(m.rows()));
+  put(out, static_cast<std::uint64_t>(m.cols()));
+  out.append(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
+}
+struct Cursor {
+  const std::string& bytes;
+  std::size_t pos = 0;
+  template <class T>
+  bool get(T* v) {
+    if (bytes.size() - pos < sizeof(T)) return false;
+    std::memcpy(v, bytes.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+  }
+  bool get_matrix(Matrix* m) {
+    std::uint64_t rows = 0, cols = 0;
+    if (!get(&rows) || !get(&cols)) return false;
+    const std::size_t left = (bytes.size() - pos) / sizeof(double);
+    if (cols != 0 && rows > left / cols) return false;
+    m->resize(static_cast<Index>(rows), static_cast<Index>(cols));
+    if (m->size() > 0) std::memcpy(m->data(), bytes.data() + pos, sizeof(double) * static_cast<std::size_t>(m->size()));
+    pos += sizeof(double) * static_cast<std::size_t>(m->size());
+    return true;
+  }
+};
+}  // namespace
+
+std::string encode(const CgWarmStart& warm) {
+  std::string out;
+  put(out, kCgWarmStartTag);
+  put_matrix(out, warm.D);
+  put_matrix(out, warm.X_preconditioner);
+  put(out, static_cast<std::int64_t>(warm.preconditioner_age));
+  return out;
+}
+
+bool decode(const std::string& bytes, CgWarmStart* warm) {
+  *warm = CgWarmStart();
+  Cursor c{bytes};
+  std::uint64_t tag = 0;
+  std::int64_t age = 0;
+  if (!c.get(&tag) || tag != kCgWarmStartTag || !c.get_matrix(&warm->D) || !c.get_matrix(&warm->X_preconditioner) ||
+      !c.get(&age) || age < -1 || age > INT32_MAX || c.pos != bytes.size())
+    return false;
+  warm->preconditioner_age = static_cast<int>(age);
+  return true;
+}
+
+}  // namespace sdprl::xt_step

@@ -1,0 +1,128 @@
+// The Xt-step's strategies (framework/src/xt_step/xt_step.h): the factory picks each from the
+// options and the terms' capabilities, and a CG strategy's warm start survives save and restore.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "admm/admm.h"
+#include "mm/surrogate.h"
+#include "sdprl/constraint.h"
+#include "sdprl/error.h"
+#include "sdprl/terms/all_entries_terms.h"
+#include "test_models.h"
+#include "xt_step/xt_step.h"
+
+namespace sdprl {
+namespace {
+
+using namespace testing_support;
+using xt_step::Kind;
+
+struct Case {
+  const char* name;
+  bool all_entries;  // AllEntriesTerms (a shared Gram block, weights outside P), else EntryTerms
+  SplitMode split;
+  bool fused;
+  CgPreconditioner preconditioner;
+  bool constrained;
+  Kind kind;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class XtStepFactory : public ::testing::TestWithParam<Case> {};
+
+TEST_P(XtStepFactory, PicksTheStrategy) {
+  const Case& c = GetParam();
+  const Index n = 30, r = 3;
+  Model model;
+  if (c.all_entries) {
+    model.terms = std::make_shared<AllEntriesTerms>(n, Matrix::Identity(n, n));
+  } else {
+    model.terms = entry_terms(random_entries(n, 200, 3));
+  }
+  if (c.constrained) model.constraint = std::make_shared<Nonnegative>();
+  auto loss = load_loss("l1");
+  AdmmOptions options;
+  options.split = c.split;
+  options.fused = c.fused;
+  options.preconditioner = c.preconditioner;
+  Surrogate h(model, *loss, {0.5, 0.0}, c.split, r);
+  std::mt19937_64 rng(5);
+  Matrix X = random_matrix(n, r, 1.0, rng).cwiseAbs();
+  h.update(X);
+  const auto step = xt_step::make_xt_step(h, options, c.constrained);
+  EXPECT_EQ(step->kind(), c.kind) << step->name();
+  EXPECT_EQ(step->constrained(), c.constrained);
+  EXPECT_EQ(step->exact(), c.split == SplitMode::kRowSplit);
+
+  // The Admm runs the one it picks, and its iterate decreases the gap.
+  Admm admm(h, 2.0, options);
+  admm.prepare();
+  ASSERT_NE(admm.xt_step(), nullptr);
+  EXPECT_EQ(admm.xt_step()->name(), step->name());
+  EXPECT_EQ(admm.fused(), c.kind == Kind::kFusedRows);
+  EXPECT_EQ(admm.direct(), step->exact());
+  AdmmState st;
+  admm.reset_if_needed(st);
+  admm.iterate(st, 1e-6);
+  const double first = st.gap;
+  for (int t = 0; t < 50; ++t) admm.iterate(st, 1e-6);
+  EXPECT_TRUE(std::isfinite(st.gap));
+  EXPECT_LT(st.gap, first);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, XtStepFactory,
+    ::testing::Values(
+        Case{"fused_rows", false, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kFusedRows},
+        Case{"row_blocks", false, SplitMode::kRowSplit, false, CgPreconditioner::kAuto, false, Kind::kRowBlocks},
+        Case{"constrained_row_blocks", false, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, true,
+             Kind::kRowBlocks},
+        Case{"shared_block", true, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kSharedBlock},
+        Case{"cg_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, false, Kind::kCgBlocks},
+        Case{"cg_row_scaled", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
+             Kind::kCgRowScaled},
+        Case{"constrained_cg_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, true,
+             Kind::kCgBlocks},
+        Case{"cg_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
+             Kind::kCgSharedBlock}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else
+// is refused.
+TEST(XtStepWarmStart, EncodeDecodeRoundTrip) {
+  std::mt19937_64 rng(2);
+  xt_step::CgWarmStart warm;
+  warm.D = random_matrix(7, 2, 1.0, rng);
+  warm.X_preconditioner = random_matrix(7, 2, 1.0, rng);
+  warm.preconditioner_age = 3;
+  const std::string bytes = xt_step::encode(warm);
+  xt_step::CgWarmStart back;
+  ASSERT_TRUE(xt_step::decode(bytes, &back));
+  EXPECT_TRUE(back.D == warm.D);
+  EXPECT_TRUE(back.X_preconditioner == warm.X_preconditioner);
+  EXPECT_EQ(back.preconditioner_age, 3);
+  EXPECT_FALSE(xt_step::decode(bytes.substr(0, bytes.size() - 1), &back));
+  EXPECT_FALSE(xt_step::decode(bytes + "x", &back));
+  EXPECT_FALSE(xt_step::decode("", &back));
+}
+
+// An exact strategy keeps no warm start: it saves none and refuses one.
+TEST(XtStepWarmStart, ExactStrategyKeepsNone) {
+  Model model;
+  model.terms = entry_terms(random_entries(20, 100, 4));
+  auto loss = load_loss("l1");
+  Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kRowSplit, 2);
+  std::mt19937_64 rng(6);
+  h.update(random_matrix(20, 2, 1.0, rng));
+  Admm admm(h, 2.0, AdmmOptions{});
+  admm.prepare();
+  AdmmState st;
+  admm.reset_if_needed(st);
+  EXPECT_EQ(admm.save_warm_start(st), "");
+  EXPECT_THROW(admm.restore_warm_start("bytes", h, st), Error);
+}
+
+}  // namespace
+}  // namespace sdprl
