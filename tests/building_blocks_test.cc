@@ -1,7 +1,7 @@
 // The public building blocks an application composes (README "Write your own model"): rank-one
 // terms, composite terms, the low-rank and scaled-identity regularizers. Each is checked with the
 // plugin authors' helpers (sdprl/testing/checks.h) against its dense definition and for the MM
-// majoriser property (algorithm.md section 6, check 1). The ADMM checks (check 2, SurrogateTest) and
+// majoriser property (docs/method.md section 6, check 1). The ADMM checks (check 2, SurrogateTest) and
 // sparse-vs-dense iterates (check 5) are in solver_math_test.cc next to the other families'.
 #include <gtest/gtest.h>
 

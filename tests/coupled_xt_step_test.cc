@@ -1,4 +1,4 @@
-// The coupled Xt-step's CG (algorithm.md section 3, the exact surrogate): its preconditioner is
+// The coupled Xt-step's CG (docs/method.md section 3, the exact surrogate): its preconditioner is
 // rebuilt every AdmmOptions::preconditioner_refresh MM steps and CG starts from the previous MM
 // step's Xt. Neither may change the answer beyond CG's tolerance, and a resumed run must still be
 // the uninterrupted one bit for bit.

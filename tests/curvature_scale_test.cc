@@ -85,7 +85,7 @@ TEST(CurvatureScale, ScalesOnlyTheLossCurvatureInB) {
 // fewer MM steps, and F descends at every step. (The coupled Xt-step: the row-split majoriser
 // stalls above the l1 minimum whatever tau, README Known limitations.) C bounds |<Q, Xt Xt^T>| by
 // squared row norms, which is looser the more terms share a row: 15 here, and the gain is 30%; at
-// n = 100, rank 60 of the synthetic instance it is 4x (README Performance).
+// n = 100, rank 60 of the synthetic instance it is 4x (docs/performance.md).
 TEST(CurvatureScale, SameMinimumInFewerMmSteps) {
   const Problem p = make_problem();
   auto loss = load_loss("l1");

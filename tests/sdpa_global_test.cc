@@ -1,4 +1,4 @@
-// Global optimality (algorithm.md check 4): with the l1 loss the problem in Z = X X^T is a convex
+// Global optimality (docs/method.md check 4): with the l1 loss the problem in Z = X X^T is a convex
 // SDP. Each small generated model (entry terms as in matrix completion and NPKL, distance terms as
 // in CMVU, general sparse and dense terms) is exported with io::l1_problem_as_sdpa, solved by
 // Debian's interior-point solver `sdpa`, and solved by sdprl's MM (l1 loss, coupled Xt-step) with

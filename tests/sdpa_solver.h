@@ -1,5 +1,5 @@
 // Running Debian's `sdpa` program (package sdpa, an interior-point SDP solver) on a .dat-s file and
-// reading its result file, for the global-optimality tests (algorithm.md check 4).
+// reading its result file, for the global-optimality tests (docs/method.md check 4).
 //
 // SDPA's result file (checked by SdpaProgram.SignConventionsOnAHandSolvedInstance):
 //   objValPrimal = c^T x          (SDPA's primal:  min c^T x,  X = sum x_i F_i - F_0 PSD)

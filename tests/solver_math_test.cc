@@ -1,4 +1,4 @@
-// The checks of algorithm.md section 6 on small random models: the surrogate majorises F and
+// The checks of docs/method.md section 6 on small random models: the surrogate majorises F and
 // touches it at 0 (1), the ADMM keeps |nu| <= 2, its gap is a valid certificate and reaches 0, its
 // minimiser is H's (2), MM never rises by more than eps_k (3), sparse and dense paths agree (5).
 #include <gtest/gtest.h>
@@ -114,7 +114,7 @@ TEST_P(SurrogateTest, MajorisesAndTouches) {
 
 // Check 1, targeted: steps on the two rows of one entry term, orthogonal to x_i and x_j, so that the
 // linear part vanishes and only the curvature bound w |sym Q| holds H above F. An unweighted B (the
-// paper's Prop. 5 as printed) fails here when phi'(0) > 1 (algorithm.md section 2).
+// paper's Prop. 5 as printed) fails here when phi'(0) > 1 (docs/method.md section 2).
 TEST(SurrogateTargeted, CurvatureCarriesTheWeights) {
   EntryData d = random_entries(8, 40, 13);
   Model model;
@@ -886,7 +886,7 @@ TEST(FrobeniusBall, EveryMmIterateStaysInTheBallAndFindsThePlantedDirection) {
 namespace sdprl {
 namespace {
 
-// The spectral start's scale (algorithm.md section 2) is the l1 fit alpha = argmin sum |alpha v - t|,
+// The spectral start's scale (docs/method.md section 2) is the l1 fit alpha = argmin sum |alpha v - t|,
 // the weighted median of t / v with weights |v| (found by quickselect). After the start is scaled
 // by sqrt(alpha) the fit of the scaled start is 1: checked here against a plain sorted scan, with
 // outliers in the targets so that the median and the mean differ.

@@ -1,6 +1,6 @@
 // The sparse matrix term family (sdprl/terms/sparse_matrix_terms.h) and the indefinite sparse
 // regulariser (sdprl/regularizers/symmetric_sparse_regularizer.h): the plugin-author checks of
-// sdprl/testing/checks.h, the majoriser checks of algorithm.md section 6 (check 1 on random and
+// sdprl/testing/checks.h, the majoriser checks of docs/method.md section 6 (check 1 on random and
 // on targeted steps), and agreement with the dense, entry and distance families that represent
 // the same Q (check 5).
 #include <gtest/gtest.h>

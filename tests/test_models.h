@@ -1,4 +1,4 @@
-// Small random models for the mathematical tests (algorithm.md section 6).
+// Small random models for the mathematical tests (docs/method.md section 6).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -179,7 +179,7 @@ inline SolverState state_at_interrupt(const Model& model, const Loss& loss, cons
 }
 
 // Runs the same MM (tight CG) on two models from the same start and expects the same iterates:
-// same ADMM counts per step, same objectives, same final factor (algorithm.md check 5).
+// same ADMM counts per step, same objectives, same final factor (docs/method.md check 5).
 inline void expect_same_iterates(const Model& a, const Model& b, const char* loss_name, int steps, unsigned seed,
                                  SplitMode split = SplitMode::kCoupled,
                                  const RegularizationWeights& w = {0.4, 0.0}) {

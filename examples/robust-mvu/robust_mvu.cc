@@ -1,7 +1,7 @@
 // Robust maximum variance unfolding (MVU) as an sdprl application plugin, written against the
 // installed package only (README "Write your own model"). MVU finds the most spread-out embedding
 // Z = X X^T of points that keeps each point's distances to its k nearest neighbours; as an SDP-RL
-// model (algorithm.md section 1):
+// model (docs/method.md section 1):
 //
 //   min_X  sum_{(i,j) in kNN} phi(| ||x_i - x_j||^2 - d_ij |)    distance terms, t = squared distance
 //        + phi(| ||1^T X||^2 - 0 |)                              rank-one term: Z centered, 1^T Z 1 = 0

@@ -1,4 +1,4 @@
-// Cost of the sparse path (algorithm.md section 4; issue #8): one ADMM iteration and one MM step on
+// Cost of the sparse path (docs/method.md section 4; issue #8): one ADMM iteration and one MM step on
 // the paper's synthetic matrix-completion instance (rank 5, s = 2, o = 0.05, sigma = 10) at
 // m = 2000, 10000, 100000 with the row-split Xt-step, on 1 and 2 threads, fused row pass
 // (admm/row_kernel.h) and generic three-pass path side by side; and a streaming copy that measures
@@ -253,7 +253,7 @@ void kernel_arguments(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AdmmIteration)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MmStep)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
-// n, r: the ranks of sdpa's solutions at lambda = 1 (README Performance, "Against sdpa").
+// n, r: the ranks of sdpa's solutions at lambda = 1 (docs/performance.md, "Against an interior-point solver").
 BENCHMARK(BM_CoupledMaps)->ArgNames({"n", "r"})->Args({100, 60})->Args({300, 112})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace

@@ -7,7 +7,7 @@
 // (l1, coupled Xt-step, curvature scale 0.1 and rho 3, tight tolerances, spectral init, rank =
 // max(5, sdpa's rank) unless --rank; `--set solver.curvature_scale=1 --set solver.admm.rho=0` gives
 // the defaults: the paper's majoriser and the automatic rho, 10 for l1). tau = 0.1 and rho = 3 are
-// the best of the sweeps in README Performance (n = 100 and 300, lambda = 1).
+// the best of the sweeps in docs/performance.md (n = 100 and 300, lambda = 1).
 // and reads its solve time (summary.json time.solve) next to the process's wall time, and
 // (4) prints one Markdown table: both times, their ratio (sdpa wall / sdprl solve), both
 // objectives (sdpa's optimum is -objValDual; sdprl's is F(X) = sum |<X,Q X> - t| + lambda/2 ||X||^2,

@@ -2,7 +2,7 @@
 # The SDK end to end, as a user does it: install sdprl to a temporary prefix, build the arctan loss
 # plugin out of tree with find_package(sdprl), run two installed models from another directory,
 # run a model with the plugin from TOML, and check that the objective never rose by more than eps_k
-# between MM iterations (algorithm.md check 3) and that the run converged with a sensible test RMSE.
+# between MM iterations (docs/method.md check 3) and that the run converged with a sensible test RMSE.
 #   sdk_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1

@@ -1,8 +1,8 @@
-// Convex constraints on the factor, X in K (algorithm.md section 1: the optional iota_K(X)), e.g.
+// Convex constraints on the factor, X in K (docs/method.md section 1: the optional iota_K(X)), e.g.
 // X >= 0 for symmetric NMF, which the paper's eq. (snmf2) silently drops.
 //
 // The solver keeps every iterate in K: the ADMM of one MM step splits once more, Y = X_k + D with
-// Y in K (algorithm.md section 3), and the next iterate is Y. Its dual gains the multiplier mu of
+// Y in K (docs/method.md section 3), and the next iterate is Y. Its dual gains the multiplier mu of
 // X_k + D - Y = 0:
 //   D(nu, mu) = c + <nu, b> + <mu, X_k> - sigma_K(mu) - (1/4) <M, B^{-1} M>,  M = G + P*(nu) + mu,
 // with sigma_K the support function of K (for a cone: 0 on the polar cone, +inf elsewhere; for

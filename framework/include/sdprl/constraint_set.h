@@ -1,5 +1,5 @@
 // ConstraintSet: the m loss terms <X, Q_tau X> - t_tau of a model, and their linearisation at one
-// MM iterate (algorithm.md sections 1-3). The solver never sees Q_tau itself: every term family
+// MM iterate (docs/method.md sections 1-3). The solver never sees Q_tau itself: every term family
 // (entry, distance, dense, ...) implements these maps with its own fast path.
 #pragma once
 
@@ -28,7 +28,7 @@ class SDPRL_API RowConsumer {
   virtual void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) = 0;
 };
 
-// How the ADMM Xt-step treats a term that couples two rows of Xt (algorithm.md section 3).
+// How the ADMM Xt-step treats a term that couples two rows of Xt (docs/method.md section 3).
 //  kRowSplit: replace each off-diagonal term by two half-terms, each touching one row (a looser
 //             but valid majoriser that touches F at Xt = 0). With a diagonal B the Xt-step then
 //             splits into n independent r x r systems, factored once per MM step.
@@ -100,7 +100,7 @@ class SDPRL_API GramSummary {
   virtual bool shared_gram_block(Matrix& block) const = 0;
 };
 
-// The loss terms' part of the surrogate H at an iterate X_k (algorithm.md section 2):
+// The loss terms' part of the surrogate H at an iterate X_k (docs/method.md section 2):
 //   sum_h 2 |<Xt, P_h> + b_h|  +  <Xt, C Xt>,     C = sum_tau w_tau |sym(Q_tau)|
 // (or sum_h 2 w_h |<Xt, P_h> + b_h| with the weights kept outside P: see ExternalWeights).
 // The index h runs over "split terms": one per term (kCoupled) or per half-term (kRowSplit).

@@ -1,6 +1,6 @@
 // Loss: the robust function phi applied to the absolute residual |<X, Q X> - t| of every term.
 //
-// The MM solver (algorithm.md section 2, paper Assumption 3) needs phi and phi' on [0, inf) and
+// The MM solver (docs/method.md section 2, paper Assumption 3) needs phi and phi' on [0, inf) and
 // nothing else: phi(0) = 0, phi increasing and concave, phi' finite and positive. Implementations
 // document their formula and their values at zero in the header comment, as Ceres does.
 #pragma once

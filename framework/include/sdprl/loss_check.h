@@ -1,4 +1,4 @@
-// The MM solver's contract with a loss (paper Assumption 3; algorithm.md section 1): phi(0) = 0,
+// The MM solver's contract with a loss (paper Assumption 3; docs/method.md section 1): phi(0) = 0,
 // phi increasing and concave on [0, inf), phi' finite, phi'(0) > 0 and
 // phi' >= 0 (it may underflow to 0 far out, as the Laplace loss's does). A loss that breaks it makes the
 // surrogate H a non-majoriser, and MM then gives no guarantee at all, so it is refused up front.

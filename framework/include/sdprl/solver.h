@@ -1,4 +1,4 @@
-// The SDP-RL solver (algorithm.md sections 2-3; paper Alg. 2 and 4): a majorisation-minimisation
+// The SDP-RL solver (docs/method.md sections 2-3; paper Alg. 2 and 4): a majorisation-minimisation
 // outer loop whose convex surrogate H is minimised inexactly by ADMM, stopped by the duality gap
 // with the tolerance schedule eps_k = max(eps_min, c0 / k^b0).
 #pragma once
@@ -58,13 +58,13 @@ SDPRL_API bool from_string(const std::string& text, CgPreconditioner* p);
 inline constexpr double kBlockPreconditionerBytes = 8e6;
 
 struct AdmmOptions {
-  int max_iterations = 1000;      // per MM step (algorithm.md: 1000)
+  int max_iterations = 1000;      // per MM step (docs/method.md: 1000)
   double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step)
-  double rho_scale = 10.0;        // the automatic rule's numerator (algorithm.md section 3)
+  double rho_scale = 10.0;        // the automatic rule's numerator (docs/method.md section 3)
   double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
   double c0 = 0.0;                // 0 = automatic: the size of F's parts at the start (Surrogate::objective_magnitude)
   double min_tolerance = 1e-8;    // eps_min
-  SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (algorithm.md section 3)
+  SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (docs/method.md section 3)
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
   int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
   // Coupled Xt-step: CG's block preconditioner (the row blocks of 2B + rho P*P, inverted) is
@@ -91,12 +91,12 @@ struct SolverOptions {
   int max_mm_iterations = 2000;      // outer iteration cap
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
-  int min_mm_iterations = 5;         // and never before this many MM steps (algorithm.md section 2)
+  int min_mm_iterations = 5;         // and never before this many MM steps (docs/method.md section 2)
   // tau in B = tau C + (lambda I + gamma A_+)/2 (docs/method.md section 2.1): the share of the loss terms'
   // curvature bound C that each MM step's surrogate keeps. 1 is the paper's majoriser, H >= F
   // everywhere. Below 1, H majorises F only where it is checked: an MM step is accepted when
   // F(X_k + Xt) <= H(Xt), and a refused one is taken again from X_k with tau doubled (at 1 every
-  // step passes), so F still descends as algorithm.md section 2 argues (Summary::rejected_steps).
+  // step passes), so F still descends as docs/method.md section 2 argues (Summary::rejected_steps).
   // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
   // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
   // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
@@ -166,7 +166,7 @@ struct Summary {
   int mm_iterations = 0;                // MM iterations (L-BFGS: its iterations)
   long admm_iterations = 0;
   long cg_iterations = 0;               // CG iterations of the coupled Xt-step (0 for the direct one)
-  int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (algorithm.md check 3); see solve()
+  int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (docs/method.md check 3); see solve()
   int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
   double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)
   double initial_objective = 0.0;

@@ -1,4 +1,4 @@
-// The inner ADMM on the surrogate H (algorithm.md section 3; formulas in mm/surrogate.h). The
+// The inner ADMM on the surrogate H (docs/method.md section 3; formulas in mm/surrogate.h). The
 // Xt-step is a strategy (xt_step/xt_step.h); this file is the rest of the iteration.
 #include "admm/admm.h"
 

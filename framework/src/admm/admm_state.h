@@ -9,7 +9,7 @@
 
 namespace sdprl {
 
-// The ADMM state carried across MM steps (warm start, algorithm.md section 3).
+// The ADMM state carried across MM steps (warm start, docs/method.md section 3).
 struct AdmmState {
   Matrix D;    // Xt, n x r
   Matrix step; // the step the MM takes: D, or Y - X_k (feasible) under a constraint

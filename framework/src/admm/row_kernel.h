@@ -1,6 +1,6 @@
 // The fused row-split ADMM iteration: the hot loop of SDP-RL on the sparse path.
 //
-// With the row-split majoriser and a diagonal B (algorithm.md section 3) every split term is
+// With the row-split majoriser and a diagonal B (docs/method.md section 3) every split term is
 // P_h = e_i a_h^T for one row i, so the whole ADMM iteration decouples by rows of Xt:
 //
 //   Xt-step   d_i  = K_i^{-1} ( -G_i - sum_{h in row i} (nu_h + rho (b_h - e_h)) a_h ),

@@ -1,4 +1,4 @@
-// Starting points (algorithm.md section 2: X = 0 is stationary, a small Gaussian start stalls the
+// Starting points (docs/method.md section 2: X = 0 is stationary, a small Gaussian start stalls the
 // relative-change test, so the spectral start is the default).
 #include <Spectra/SymEigsSolver.h>
 

@@ -1,5 +1,5 @@
 // Preconditioned conjugate gradients on n x r matrices with the trace inner product, for the SPD
-// operators of the coupled Xt-step and of B^{-1} (algorithm.md section 3).
+// operators of the coupled Xt-step and of B^{-1} (docs/method.md section 3).
 #pragma once
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The MM outer loop (algorithm.md sections 2-3; paper Alg. 2 and 4).
+// The MM outer loop (docs/method.md sections 2-3; paper Alg. 2 and 4).
 #include "sdprl/solver.h"
 
 #include <chrono>
@@ -53,7 +53,7 @@ class IterationLog {
     if (verbose_ && !header_printed_)
       std::fprintf(stderr,
                    "-------------------------------------------------------------------------------\n"
-                   "  sdprl: SDP-RL, MM + ADMM (algorithm.md)\n"
+                   "  sdprl: SDP-RL, MM + ADMM (docs/method.md)\n"
                    "  n = %ld, rank = %ld, terms = %ld (split terms %ld), loss = %s\n"
                    "  lambda = %.3g, gamma = %.3g, rho = %.3g\n"
                    "-------------------------------------------------------------------------------\n"
@@ -236,7 +236,7 @@ StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, d
     v.kind = StepVerdict::kRefuse;
     return v;
   }
-  // Check 3 of algorithm.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
+  // Check 3 of docs/method.md: an inexact MM step may rise by at most eps_k. The ADMM's gap bounds
   // the rise: H(Xt) <= min H + gap <= H(0) + gap = F(X_k) + gap and F(X_k + Xt) <= H(Xt). So with
   // gap <= eps_k (the ADMM met its tolerance) a rise beyond eps_k, and after an ADMM stopped by
   // its iteration cap a rise beyond its gap, cannot come from inexactness: the surrogate does not
@@ -289,7 +289,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       summary.message = "the objective at the starting point is not finite";
       return summary;
     }
-    // c0 scales the ADMM tolerance schedule with the objective (algorithm.md section 3: F(X_1)).
+    // c0 scales the ADMM tolerance schedule with the objective (docs/method.md section 3: F(X_1)).
     // With an indefinite A, F's parts can cancel: sparse PCA's F is sum_ij |Z_ij| - (gamma/2)
     // tr(X^T Sigma X), and |F| at the PCA start was 10x smaller than at the random start (22
     // against 220), so the PCA start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8
@@ -316,18 +316,18 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
       admm.prepare(rebuild_preconditioner);
       rebuild_preconditioner = false;
       if (k == 1 && options.admm.rho == 0.0 && admm.balanced_rho() > summary.rho) {
-        // Scale-aware automatic rho (algorithm.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
+        // Scale-aware automatic rho (docs/method.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
         // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
         // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
         // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
         summary.rho = admm.balanced_rho();
         admm.set_rho(summary.rho);
       }
-      // Warm start (algorithm.md section 3): keep nu and e from the previous MM step. The ADMM's
+      // Warm start (docs/method.md section 3): keep nu and e from the previous MM step. The ADMM's
       // first Xt-step does not read Xt, so the direct step starts it from 0; the coupled step's
-      // CG starts from the previous MM step's Xt (algorithm.md: "CG warm-started from the previous
+      // CG starts from the previous MM step's Xt (docs/method.md: "CG warm-started from the previous
       // Xt"; the steps of consecutive MM iterations are alike): 28% fewer CG iterations at
-      // n = 100, rank 60, l1 (README Performance).
+      // n = 100, rank 60, l1 (docs/performance.md).
       admm.reset_if_needed(state);
       if (admm.direct()) state.D.setZero();
     }

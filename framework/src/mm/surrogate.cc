@@ -1,4 +1,4 @@
-// The convex surrogate H of one MM step (algorithm.md section 2; formulas in mm/surrogate.h).
+// The convex surrogate H of one MM step (docs/method.md section 2; formulas in mm/surrogate.h).
 #include "mm/surrogate.h"
 
 #include <cmath>
@@ -15,7 +15,7 @@ Surrogate::Surrogate(const Model& model, const Loss& loss, const RegularizationW
   // gamma multiplies <X, A X>; A_+ enters B only when it is nonzero.
   a_curvature_ = model.quadratic && weights_.gamma > 0.0 && !model.quadratic->positive_part_is_zero();
   // Row-split: replace A_+ by a diagonal majorant when the regularizer has one, so that B stays
-  // diagonal and the Xt-step splits by rows (algorithm.md section 3; H still majorises F).
+  // diagonal and the Xt-step splits by rows (docs/method.md section 3; H still majorises F).
   a_majorant_ = a_curvature_ && split == SplitMode::kRowSplit &&
                 model.quadratic->positive_diagonal_majorant(a_diag_);
   if (a_curvature_ && !a_majorant_) model.quadratic->positive_diagonal(a_diag_);

@@ -1,5 +1,5 @@
-// Internal (not installed): one MM step, written out: the convex surrogate H of F at X_k (algorithm.md section 2; paper
-// Prop. 2 and Prop. 5 with the weighted B) and the ADMM that minimises it (section 3; paper Alg. 1
+// Internal (not installed): one MM step, written out: the convex surrogate H of F at X_k
+// (docs/method.md section 2; paper Prop. 2 and Prop. 5 with the weighted B) and the ADMM that minimises it (section 3; paper Alg. 1
 // and 3, with the nu-step of eq. (admmnu) and the e-step threshold 2/rho).
 //
 //   H(D) = <D, B D> + <D, G> + 2 sum_h |<D, P_h> + b_h| + c

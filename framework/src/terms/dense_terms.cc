@@ -71,7 +71,7 @@ DenseTerms::DenseTerms(Index n, std::vector<Eigen::MatrixXd> Q, Vector targets)
                           std::to_string(n) + " matrix");
     if (!Q[k].allFinite()) throw Error("", "dense term " + std::to_string(k) + ": non-finite entry");
     Eigen::MatrixXd S = 0.5 * (Q[k] + Q[k].transpose());
-    // |S| = V |Lambda| V^T: the matrix absolute value that majorises |<Xt, S Xt>| (algorithm.md 1).
+    // |S| = V |Lambda| V^T: the matrix absolute value that majorises |<Xt, S Xt>| (docs/method.md 1).
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(S);
     abs_.push_back(eig.eigenvectors() * eig.eigenvalues().cwiseAbs().asDiagonal() *
                    eig.eigenvectors().transpose());

@@ -100,7 +100,7 @@ class Cg final : public XtStep {
   }
 
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override {
-    // Inexact CG warm-started from the previous Xt; its accuracy follows eps_k (algorithm.md
+    // Inexact CG warm-started from the previous Xt; its accuracy follows eps_k (docs/method.md
     // section 6: a fixed CG tolerance makes the gap stall at that tolerance).
     const double scale = std::max(1.0, std::abs(s_.center_objective()));
     const double tol = std::max(1e-15, options_.cg_tolerance * std::min(1.0, eps / scale));

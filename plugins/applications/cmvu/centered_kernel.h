@@ -1,5 +1,5 @@
 // The colored-MVU regulariser A = -H T H (paper Section "Robust CMVU", eq. (lker): Kbar = H T H;
-// algorithm.md section 1, "A = -K with K PSD => A_+ = 0"), with T = Y Y^T the label kernel
+// docs/method.md section 1, "A = -K with K PSD => A_+ = 0"), with T = Y Y^T the label kernel
 // (Y the n x c one-hot class matrix: T_ij = 1 when samples i and j share a label, else 0) and
 // H = I - 1 1^T / n the centering matrix.
 //

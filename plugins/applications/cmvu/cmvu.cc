@@ -1,5 +1,5 @@
 // Robust colored maximum variance unfolding (paper Section "Robust CMVU" and its experiment on
-// USPS; algorithm.md sections 1 and 5):
+// USPS; docs/method.md sections 1 and 5):
 //
 //     min_X  sum_{(i,j) in train} phi(| ||x_i - x_j||^2 - t_ij |) - (gamma/2) tr(X^T H T H X)
 //            + (lambda/2) ||X||_F^2

@@ -1,4 +1,4 @@
-// Robust PSD matrix completion (paper Section "Robust matrix completion"; algorithm.md 1 and 5):
+// Robust PSD matrix completion (paper Section "Robust matrix completion"; docs/method.md 1 and 5):
 // entry terms |<X, e_i e_j^T X> - O_ij| on the observed entries, A = 0, lambda tuned on the
 // validation set. Data: the synthetic instance of the paper (synthetic = { ... }) or files
 // (observations = "obs.mtx" | "obs.csv", with optional validation/test files of the same kind).

@@ -1,5 +1,5 @@
 // Nonparametric kernel learning (paper Section "Example Robust SDP Applications", NPKL;
-// algorithm.md sections 1 and 5): learn a kernel Z = X X^T from must-link (T_ij = 1) and
+// docs/method.md sections 1 and 5): learn a kernel Z = X X^T from must-link (T_ij = 1) and
 // cannot-link (T_ij = 0) pairs, smoothed along the data manifold by the Laplacian L of the
 // k-nearest-neighbour graph of the samples:
 //   min sum_{(i,j) in train} phi(|Z_ij - T_ij|) + (gamma/2) tr(X^T L X) + (lambda/2)||X||^2.

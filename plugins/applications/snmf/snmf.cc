@@ -1,4 +1,4 @@
-// Robust symmetric NMF (paper Section "Example Robust SDP Applications", SNMF; algorithm.md 1, 5):
+// Robust symmetric NMF (paper Section "Example Robust SDP Applications", SNMF; docs/method.md 1, 5):
 // matrix completion of a nonnegative symmetric matrix with the factor kept nonnegative,
 //   min sum_{(i,j) observed} phi(|x_i . x_j - O_ij|) + (lambda/2)||X||^2   s.t.  X >= 0.
 // The paper's eq. (snmf2) drops X >= 0; here it is a constraint the solver keeps exactly: every

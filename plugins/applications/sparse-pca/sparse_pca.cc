@@ -1,5 +1,5 @@
 // Sparse PCA (paper Section "Sparse PCA", eq. (spca:trans); experiment on colon cancer;
-// algorithm.md sections 1 and 5):
+// docs/method.md sections 1 and 5):
 //
 //     min_X  sum_{i,j} phi(|Z_ij|) - (gamma/2) tr(X^T Sigma X) + (lambda/2) ||X||_F^2,
 //            Z = X X^T,   subject to  ||X||_F^2 = tr(Z) <= trace_bound
@@ -45,7 +45,7 @@
 // (projected onto the ball by the solver). X = 0 is stationary, as for every model.
 // The start does not change the number of MM iterations at a given ADMM tolerance schedule
 // (measured, l1, 1000 genes, rank 50, c0 fixed at 20 / 200: PCA with P = 0 83 / 120, P = 0.5
-// 83 / 119, random 84 / 118); see README, sparse PCA.
+// 83 / 119, random 84 / 118); see docs/paper-results.md, sparse PCA.
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>

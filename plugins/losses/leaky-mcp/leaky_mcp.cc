@@ -1,4 +1,4 @@
-// Leaky minimax concave penalty (paper Table "Example nonconvex loss functions"; algorithm.md 1):
+// Leaky minimax concave penalty (paper Table "Example nonconvex loss functions"; docs/method.md 1):
 //   phi(a) = theta a - a^2 / 2                         for 0 <= a <= theta - eta
 //          = eta a + (theta - eta)^2 / 2               for a > theta - eta
 //   phi'(a) = theta - a, then eta.   At 0: phi = 0, phi' = theta.

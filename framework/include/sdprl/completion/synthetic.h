@@ -1,4 +1,4 @@
-// The paper's synthetic robust matrix-completion instance (algorithm.md section 5), generated for
+// The paper's synthetic robust matrix-completion instance (docs/method.md section 5), generated for
 // the matrix-completion and snmf applications and the benchmarks:
 //   M = V V^T, V in R^{m x k}, V_ij ~ N(0, 1);  M' = M + N + S,
 //   N_ij ~ N(0, noise_variance) (variance, not standard deviation: the paper's N(0, 0.1)),

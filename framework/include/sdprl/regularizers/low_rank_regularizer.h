@@ -1,7 +1,7 @@
 // A regulariser (gamma/2) <X, A X> with A = s U U^T given by a factor U (n x k) and a sign s = +1
 // or -1, applied as A X = s U (U^T X) in O(n k r) time and O(n k) memory: nothing n x n is formed.
 // With s = -1, A is negative semidefinite (A = -K for a PSD kernel K = U U^T, e.g. the centered
-// label kernel H T H of colored MVU, where U = H Y; algorithm.md section 1, "A = -K with K PSD =>
+// label kernel H T H of colored MVU, where U = H Y; docs/method.md section 1, "A = -K with K PSD =>
 // A_+ = 0"): the A-term is concave and the MM surrogate only linearises it. With s = +1, A is PSD
 // and A_+ = A.
 #pragma once

@@ -1,6 +1,6 @@
 // A regulariser (gamma/2) <X, A X> with A = c I: (gamma c / 2) ||X||_F^2. With c < 0 it rewards
 // spread, e.g. A = -I for maximum variance unfolding (tr Z = ||X||_F^2 maximised); then A_+ = 0 and
-// the MM surrogate only linearises it (algorithm.md section 1). With c > 0 it acts like the lambda
+// the MM surrogate only linearises it (docs/method.md section 1). With c > 0 it acts like the lambda
 // term, which the solver already has (prefer lambda then). Never stores anything n x n.
 #pragma once
 

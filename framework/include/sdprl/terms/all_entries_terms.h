@@ -1,13 +1,13 @@
 // All entry terms of an n x n matrix, Q_(i,j) = e_i e_j^T for every ordered pair (i, j), held
 // implicitly: no list of pairs, term (i, j) is number i n + j. <X, Q_(i,j) X> = Z_ij with
-// Z = X X^T. The family of sparse PCA (sum_ij phi(|Z_ij|), targets 0; algorithm.md section 1) and
+// Z = X X^T. The family of sparse PCA (sum_ij phi(|Z_ij|), targets 0; docs/method.md section 1) and
 // of fully observed matrix fitting.
 //
 // Every operation is a dense product with X (cost O(n^2 r), BLAS-3 shaped) instead of a loop over
 // n^2 index pairs. What still has n^2 entries are the per-term vectors the method itself keeps:
 // residuals and weights in the solver, e and nu in the ADMM (one dual per term).
 //
-// The linearisation (algorithm.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T. The
+// The linearisation (docs/method.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T. The
 // weights stay outside P (ExternalWeights::term_weights()), so P*P does not depend on the loss:
 //  kRowSplit: each off-diagonal term splits into two half-terms (w/2)|xt_i.x_j + r/2| and
 //             (w/2)|xt_j.x_i + r/2|. Terms (i, j) and (j, i) have the same residual and weight

@@ -1,6 +1,6 @@
 // Composite terms: one ConstraintSet made of several term families on the same n rows, e.g. the
 // distance terms of MVU together with its rank-one centering term. The loss is a sum over terms,
-// so the surrogate H (algorithm.md section 2) of the union is the sum of the parts' surrogates:
+// so the surrogate H (docs/method.md section 2) of the union is the sum of the parts' surrogates:
 //   terms, targets, values:      the parts' concatenated, part 0 first (term index = offset(p) + k);
 //   split terms P_h, b_h:        concatenated in the same fixed order, so that the ADMM's (e, nu) of
 //                                one MM step still line up with the next (warm start, section 3);
@@ -9,7 +9,7 @@
 //
 // SplitMode: kCoupled is handed to every part. kRowSplit is handed to every part only when all of
 // them then split by rows (e.g. entry + distance terms): the union's Xt-step is then n independent
-// r x r solves, the reason to accept the looser row-split majoriser (algorithm.md section 3). When
+// r x r solves, the reason to accept the looser row-split majoriser (docs/method.md section 3). When
 // one part cannot split (dense, rank-one), the Xt-step is a CG solve whatever the other parts do,
 // so every part is built kCoupled and H is the exact surrogate of Prop. 2. Measured on robust MVU
 // (examples/robust-mvu: 100 points on a spiral, distance terms + the centering term, A = -I, l1,

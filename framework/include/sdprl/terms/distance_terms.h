@@ -1,5 +1,5 @@
 // Distance terms, Q_tau = (e_i - e_j)(e_i - e_j)^T: <X, Q_tau X> = ||x_i - x_j||^2 (colored MVU, MVU;
-// algorithm.md section 1). Q is PSD, so |sym Q| = Q and C = sum w Q is a weighted graph Laplacian.
+// docs/method.md section 1). Q is PSD, so |sym Q| = Q and C = sum w Q is a weighted graph Laplacian.
 //
 // With u = x_i - x_j at the iterate, the term's linear part is 2 <D, Q X_k> = 2 (d_i - d_j) . u.
 //  kCoupled:  one split term per term, P = w (e_i - e_j) u^T, b = w r / 2, and the exact curvature

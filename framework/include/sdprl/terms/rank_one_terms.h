@@ -1,4 +1,4 @@
-// Rank-one terms, Q_tau = a_tau a_tau^T: <X, Q_tau X> = ||a_tau^T X||^2 (algorithm.md section 1,
+// Rank-one terms, Q_tau = a_tau a_tau^T: <X, Q_tau X> = ||a_tau^T X||^2 (docs/method.md section 1,
 // "dense" row of the family table, with the structure used). The centering constraint of
 // (robust) MVU, 1^T Z 1 = 0, is the rank-one term a = 1 with target 0 (RankOneTerms::centering).
 //
@@ -6,7 +6,7 @@
 // A (w .* (A^T D)) with A = [a_1 ... a_m]: O(m n r), nothing n x n. With v = a^T X_k (1 x r) the
 // linear part is 2 <D, Q X_k> = 2 (a^T D) . v, so every split term is the whole term,
 //     P = w a v   (n x r, rank one),   b = w r / 2,
-// in both split modes. A row split (algorithm.md section 3) is possible in principle: by the
+// in both split modes. A row split (docs/method.md section 3) is possible in principle: by the
 // triangle inequality |sum_i a_i d_i.v + r/2| <= sum_i |a_i d_i.v + pi_i r/2| with pi_i =
 // |a_i| / ||a||_1, and (a^T D)^2 <= ||a||_1 sum_i |a_i| ||d_i||^2 bounds the curvature by a diagonal.
 // But for a dense a (a = 1: every row) that diagonal is ||a||_1 |a_i| = n times the exact one,

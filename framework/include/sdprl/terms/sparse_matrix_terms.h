@@ -1,11 +1,11 @@
 // Sparse matrix terms: any sparse Q_tau, given by its nonzero entries (general SDPs, e.g. the
 // constraint matrices F_i of an SDPA file). Only S = sym(Q) = (Q + Q^T)/2 matters for <X, Q X>
-// (algorithm.md section 1); the set stores each S_tau by its upper-triangle nonzeros and the list
+// (docs/method.md section 1); the set stores each S_tau by its upper-triangle nonzeros and the list
 // of rows it touches (its support, size s_tau). Nothing n x n is formed: one ADMM iteration costs
 // O(sum_tau s_tau r) and one MM step O(nnz r + sum_tau s_tau^2 r) at most.
 //
 // The surrogate needs a curvature bound C_tau with -C_tau <= S_tau <= C_tau (Loewner order): then
-// |<D, S D>| <= <D, C D> for every step D, which is what keeps H above F (algorithm.md section 2).
+// |<D, S D>| <= <D, C D> for every step D, which is what keeps H above F (docs/method.md section 2).
 // Two bounds are used:
 //  * |S| = V |Lambda| V^T (the matrix absolute value), from an eigen-split of S's principal block
 //    on its support (S is zero outside it, so so is |S|). -|S| <= S <= |S| since |S| -+ S =

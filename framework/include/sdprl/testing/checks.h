@@ -384,7 +384,7 @@ inline std::string check_regularizer(const Regularizer& reg, const Eigen::Matrix
 
 // A whole Model with a loss: for both split modes and random iterates X_k, the surrogate of one MM
 // step touches F at 0, H(0) = F(X_k), and majorises it, H(D) >= F(X_k + D), for random steps D at
-// scales 1e-3 .. 3 (algorithm.md section 6, check 1). This is what every term family, regularizer
+// scales 1e-3 .. 3 (docs/method.md section 6, check 1). This is what every term family, regularizer
 // and their mixture must satisfy for the MM to descend. (In the library: the surrogate is internal.)
 SDPRL_API std::string check_majoriser(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                                       Index rank = 2, unsigned seed = 1, int steps_per_scale = 50);
