@@ -274,7 +274,9 @@ TEST_F(CliTest, QuickstartL1) {
                         "loss.type=l1", "--out", (dir() / "out").string()});
   ASSERT_EQ(r.code, 0) << r.err;
   const double rmse = stdout_number(r, "test_rmse");
-  EXPECT_LE(rmse, 0.28);
+  // 0.127146 measured (gcc 12, -march=native, x86-64); 5% above it, so that a 10% loss of
+  // accuracy fails.
+  EXPECT_LE(rmse, 0.134);
   const json s = json::parse(read_file(dir() / "out" / "summary.json"));
   EXPECT_EQ(s.at("loss").at("name"), "l1");
 }

@@ -1,16 +1,23 @@
-// Nothing lost (issue #7 parts 3 and 6): a run killed with SIGKILL continues with `sdprl run
-// --resume DIR` from its last checkpoint to the result of an uninterrupted run; SIGINT and SIGTERM
-// stop a run cleanly (status interrupted, outputs and a checkpoint written, exit 128 + signal);
-// the same model and seed give bit-identical outputs.
+// Nothing lost (issue #7 parts 3 and 6): a stopped run continues with `sdprl run --resume DIR`
+// from its last checkpoint to the result of an uninterrupted run; SIGINT stops a run cleanly
+// (status interrupted, outputs and a checkpoint written, exit 130) and SIGKILL loses at most what
+// followed the last checkpoint; the same model and seed give bit-identical outputs.
+//
+// The resume tests stop the run in-process at a fixed MM step (RunRequest::after_mm_step sets the
+// interrupt flag that SIGINT sets), so that they test the same state every time; one SIGINT and
+// one SIGKILL test of the `sdprl` program check the real signals (those race the solver: they
+// skip when the run ends before the signal).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "sdprl/runner.h"
 #include "test_run.h"
 
 namespace fs = std::filesystem;
@@ -32,13 +39,10 @@ const fs::path kQuickstart = fs::path(SDPRL_SOURCE_DIR) / "models" / "quickstart
 // on 2 shared cores at 5589a14), one lambda, a checkpoint every 0.05 s: the signal tests need the
 // first checkpoint well before the run ends (n = 1000 with 0.2 s had become a 0.34 s solve, and the
 // run often finished before its first checkpoint).
-// `extra`: more --set options (the coupled Xt-step's run below).
-std::vector<std::string> long_run(const fs::path& out, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args = {"run", kQuickstart.string(), "--quiet", "--out", out.string(),
-                                   "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1",
-                                   "--set", "solver.checkpoint_interval=0.05"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+std::vector<std::string> long_run(const fs::path& out) {
+  return {"run", kQuickstart.string(), "--quiet", "--out", out.string(),
+          "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1",
+          "--set", "solver.checkpoint_interval=0.05"};
 }
 
 double final_objective(const fs::path& dir) {
@@ -56,31 +60,53 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
   return diff / scale;
 }
 
+// The in-process runs: the quickstart model at n = 1000, one lambda (158 MM steps with the direct
+// Xt-step, 65 with the coupled one; a solve of about 1 s either way).
+// `extra`: more overrides (the coupled Xt-step's run below).
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+sdprl::RunRequest in_process_run(const fs::path& out, const Overrides& extra = {}) {
+  sdprl::RunRequest req;
+  req.model_file = kQuickstart;
+  req.overrides = {{"model.synthetic.m", "1000"}, {"regularizer.lambda", "1"}};
+  req.overrides.insert(req.overrides.end(), extra.begin(), extra.end());
+  req.output_directory = out;
+  req.plugin_paths = {SDPRL_PLUGIN_BUILD_DIR};
+  req.quiet = true;
+  return req;
+}
+
 class ResumeTest : public ::testing::Test {
  protected:
   const fs::path& dir() const { return tmp_.path(); }
 
-  // The uninterrupted run, the reference of a resumed one.
-  fs::path reference(const std::vector<std::string>& extra = {}) {
+  // The uninterrupted run (`sdprl run`), the reference of a resumed one.
+  fs::path reference() {
     const fs::path out = dir() / "reference";
-    const auto r = run_sdprl(long_run(out, extra), dir());
+    const auto r = run_sdprl(long_run(out), dir());
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "a finished run removes its checkpoint";
     return out;
   }
 
-  // `sdprl run --resume out`, then the comparison with the reference to 1e-10 relative (the issue's
-  // acceptance); it is in fact bit for bit, which is printed.
-  void resume_and_compare(const fs::path& out, const fs::path& ref) {
-    const auto r = run_sdprl({"run", "--resume", out.string(), "--quiet"}, dir());
-    ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.values.at("status"), "converged");
+  // The same, in-process.
+  fs::path in_process_reference(const Overrides& extra) {
+    const fs::path out = dir() / "reference";
+    const sdprl::RunResult r = sdprl::run_model(in_process_run(out, extra));
+    EXPECT_EQ(r.summary.status, sdprl::SolverStatus::kConverged);
+    EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "a finished run removes its checkpoint";
+    return out;
+  }
+
+  // The resumed run's outputs against the reference's, to 1e-10 relative (the issue's
+  // acceptance); they are in fact bit for bit the same, which is printed.
+  void compare(const fs::path& out, const fs::path& ref) {
     const double f = final_objective(out), f_ref = final_objective(ref);
     EXPECT_LE(std::abs(f - f_ref), 1e-10 * std::abs(f_ref)) << f << " vs " << f_ref;
     const std::vector<double> X = matrix_market_values(out / "X.mtx"), X_ref = matrix_market_values(ref / "X.mtx");
     ASSERT_FALSE(X.empty());
     EXPECT_LE(relative_difference(X, X_ref), 1e-10);
     const json s = json::parse(read_text(out / "summary.json")), s_ref = json::parse(read_text(ref / "summary.json"));
+    EXPECT_EQ(s.at("status"), "converged");
     for (const char* key : {"mm_iterations", "admm_iterations", "monotonicity_violations", "rho"})
       EXPECT_EQ(s.at(key), s_ref.at(key)) << key;
     EXPECT_EQ(s.at("metrics"), s_ref.at("metrics"));
@@ -89,48 +115,124 @@ class ResumeTest : public ::testing::Test {
     EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "the resumed run finished: its checkpoint is removed";
   }
 
-  // The reference run, then the same run killed with SIGKILL after its first checkpoint, resumed
-  // and compared. The checkpoint is complete whenever the kill came (written atomically): no
-  // temporary file counts.
-  void kill_and_resume(const std::vector<std::string>& extra) {
-    const fs::path ref = reference(extra);
-    const fs::path out = dir() / "killed";
-    const pid_t pid = spawn_sdprl(long_run(out, extra), dir() / "killed.out", dir() / "killed.err");
-    ASSERT_GT(pid, 0);
-    const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
-    ::kill(pid, SIGKILL);
-    EXPECT_EQ(wait_exit(pid), -SIGKILL);
-    ASSERT_TRUE(saved) << "no checkpoint before the run ended: " << read_text(dir() / "killed.err");
-    ASSERT_FALSE(fs::exists(out / "summary.json")) << "the run ended before the kill: nothing was tested";
-    resume_and_compare(out, ref);
+  // `sdprl run --resume out`, then the comparison with the reference.
+  void resume_and_compare(const fs::path& out, const fs::path& ref) {
+    const auto r = run_sdprl({"run", "--resume", out.string(), "--quiet"}, dir());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.values.at("status"), "converged");
+    compare(out, ref);
+  }
+
+  // The same in-process; the resumed run starts with MM step `next`.
+  void resume_in_process_and_compare(const fs::path& out, const fs::path& ref, int next) {
+    sdprl::RunRequest req;
+    req.resume_directory = out;
+    req.quiet = true;
+    int first = 0;
+    req.after_mm_step = [&first](const sdprl::TraceRow& row) {
+      if (first == 0) first = row.mm_iteration;
+    };
+    const sdprl::RunResult r = sdprl::run_model(req);
+    EXPECT_EQ(r.summary.status, sdprl::SolverStatus::kConverged);
+    EXPECT_EQ(first, next) << "the resumed run continues with the step after the checkpoint's";
+    compare(out, ref);
+  }
+
+  // The in-process reference run, then the same run interrupted at MM step `k` as SIGINT would
+  // interrupt it (the flag set from the step hook), resumed and compared.
+  void interrupt_and_resume(const Overrides& extra, int k) {
+    const fs::path ref = in_process_reference(extra);
+    const int steps = json::parse(read_text(ref / "summary.json")).at("mm_iterations").get<int>();
+    ASSERT_GT(steps, k + 5) << "the run ends too soon to be interrupted at step " << k;
+    const fs::path out = dir() / "interrupted";
+    std::atomic<bool> stop{false};
+    sdprl::RunRequest req = in_process_run(out, extra);
+    req.interrupt = &stop;
+    req.after_mm_step = [&stop, k](const sdprl::TraceRow& row) {
+      if (row.mm_iteration == k) stop.store(true);
+    };
+    const sdprl::RunResult r = sdprl::run_model(req);
+    EXPECT_EQ(r.summary.status, sdprl::SolverStatus::kInterrupted);
+    // At step k, or k + 1 when step k had begun the next step's ADMM (RunRequest::after_mm_step).
+    const int stopped = r.summary.mm_iterations;
+    EXPECT_TRUE(stopped == k || stopped == k + 1) << stopped;
+    std::printf("interrupted at MM step %d (flag set at step %d) of %d\n", stopped, k, steps);
+    const json s = json::parse(read_text(out / "summary.json"));
+    EXPECT_EQ(s.at("status"), "interrupted");
+    EXPECT_EQ(s.at("mm_iterations").get<int>(), stopped);
+    EXPECT_EQ(matrix_market_values(out / "X.mtx").size(), 5000u);  // n r = 1000 x 5
+    EXPECT_TRUE(fs::exists(out / "trace.csv"));
+    ASSERT_TRUE(fs::exists(out / "checkpoint.sdprl")) << "an interrupted run keeps its checkpoint";
+    resume_in_process_and_compare(out, ref, stopped + 1);
   }
 
  private:
   TempDir tmp_;
 };
 
-TEST_F(ResumeTest, SigkillMidwayThenResumeEndsWithTheUninterruptedResult) { kill_and_resume({}); }
+TEST_F(ResumeTest, InterruptAtAFixedStepThenResumeEndsWithTheUninterruptedResult) { interrupt_and_resume({}, 12); }
 
 // The coupled Xt-step keeps more between MM steps: CG starts from the last Xt and its
 // preconditioner is rebuilt every 16 steps (AdmmOptions::preconditioner_refresh). The checkpoint
-// file carries both (format 3), so the resumed run is still the uninterrupted one (about 60 MM
-// steps in 2-3 s here, so the kill lands inside some preconditioner's life).
-TEST_F(ResumeTest, SigkillACoupledXtStepRunThenResumeEndsWithTheUninterruptedResult) {
-  kill_and_resume({"--set", "solver.admm.xt_step=coupled"});
+// file carries both (format 3), so the resumed run is still the uninterrupted one; the stop at
+// step 21 lands inside the life of the preconditioner built at step 17.
+TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}}, 21);
 }
 
+// What SIGKILL leaves: the periodic checkpoint of some MM step and no outputs. A run that takes a
+// checkpoint at the end of every step (an interval of 1 ns) is copied, checkpoint alone, when the
+// next step ends, as a kill at that moment would leave it; its resumed run ends with the
+// uninterrupted result.
+TEST_F(ResumeTest, ResumeFromAPeriodicCheckpointEndsWithTheUninterruptedResult) {
+  const fs::path ref = in_process_reference({});
+  const fs::path out = dir() / "running", killed = dir() / "killed";
+  fs::create_directories(killed);
+  const int k = 15;  // the checkpoint of step k, copied when step k + 1 ends
+  std::atomic<bool> stop{false};
+  sdprl::RunRequest req = in_process_run(out, {{"solver.checkpoint_interval", "1e-9"}});
+  req.interrupt = &stop;
+  req.after_mm_step = [&](const sdprl::TraceRow& row) {
+    if (row.mm_iteration != k + 1) return;
+    fs::copy_file(out / "checkpoint.sdprl", killed / "checkpoint.sdprl");
+    stop.store(true);  // the rest of this run is not needed
+  };
+  sdprl::run_model(req);
+  ASSERT_TRUE(fs::exists(killed / "checkpoint.sdprl"));
+  resume_in_process_and_compare(killed, ref, k + 1);
+}
+
+// The real signals, through `sdprl run` (tools/sdprl/main.cc installs the handler). SIGKILL after
+// the first periodic checkpoint, then `sdprl run --resume`. The checkpoint is complete whenever
+// the kill came (written atomically): no temporary file counts.
+TEST_F(ResumeTest, SigkillMidwayThenResumeEndsWithTheUninterruptedResult) {
+  const fs::path ref = reference();
+  const fs::path out = dir() / "killed";
+  const pid_t pid = spawn_sdprl(long_run(out), dir() / "killed.out", dir() / "killed.err");
+  ASSERT_GT(pid, 0);
+  const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(wait_exit(pid), -SIGKILL);
+  if (!saved && fs::exists(out / "summary.json")) GTEST_SKIP() << "the run ended before its first checkpoint";
+  ASSERT_TRUE(saved) << "no checkpoint: " << read_text(dir() / "killed.err");
+  if (fs::exists(out / "summary.json")) GTEST_SKIP() << "the run ended before the kill";
+  resume_and_compare(out, ref);
+}
+
+// SIGINT (SIGTERM takes the same path, with exit status 143): a clean stop, then --resume.
 TEST_F(ResumeTest, SigintStopsCleanlyAndTheRunResumes) {
   const fs::path ref = reference();
   const fs::path out = dir() / "interrupted";
   const pid_t pid = spawn_sdprl(long_run(out), dir() / "int.out", dir() / "int.err");
   ASSERT_GT(pid, 0);
   // The first checkpoint shows that the MM loop runs (and the signal handler is installed).
-  ASSERT_TRUE(wait_for_file(out / "checkpoint.sdprl", pid, 60.0)) << read_text(dir() / "int.err");
+  const bool saved = wait_for_file(out / "checkpoint.sdprl", pid, 60.0);
   ::kill(pid, SIGINT);
   const int code = wait_exit(pid);
   const std::string stdout_text = read_text(dir() / "int.out"), stderr_text = read_text(dir() / "int.err");
   if (code == 0 && stdout_text.find("status = converged") != std::string::npos)
     GTEST_SKIP() << "the run converged before the signal arrived";
+  ASSERT_TRUE(saved) << "no checkpoint: " << stderr_text;
   EXPECT_EQ(code, 130) << stderr_text;
   EXPECT_NE(stdout_text.find("status = interrupted"), std::string::npos) << stdout_text;
   EXPECT_NE(stderr_text.find("sdprl: interrupted by SIGINT"), std::string::npos) << stderr_text;
@@ -142,20 +244,6 @@ TEST_F(ResumeTest, SigintStopsCleanlyAndTheRunResumes) {
   EXPECT_TRUE(fs::exists(out / "trace.csv"));
   ASSERT_TRUE(fs::exists(out / "checkpoint.sdprl")) << "an interrupted run keeps its checkpoint";
   resume_and_compare(out, ref);
-}
-
-TEST_F(ResumeTest, SigtermStopsCleanlyWithExitStatus143) {
-  const fs::path out = dir() / "terminated";
-  const pid_t pid = spawn_sdprl(long_run(out), dir() / "term.out", dir() / "term.err");
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_for_file(out / "checkpoint.sdprl", pid, 60.0)) << read_text(dir() / "term.err");
-  ::kill(pid, SIGTERM);
-  const int code = wait_exit(pid);
-  if (code == 0) GTEST_SKIP() << "the run converged before the signal arrived";
-  EXPECT_EQ(code, 143) << read_text(dir() / "term.err");
-  EXPECT_EQ(json::parse(read_text(out / "summary.json")).at("status"), "interrupted");
-  EXPECT_TRUE(fs::exists(out / "X.mtx"));
-  EXPECT_TRUE(fs::exists(out / "checkpoint.sdprl"));
 }
 
 // Issue #7 part 6: the same model and seed give bit-identical outputs (same thread count). A grid

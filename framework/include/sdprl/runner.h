@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,6 +26,12 @@ struct RunRequest {
   std::vector<std::filesystem::path> plugin_paths;              // --plugin-path, searched first
   bool quiet = false;                                           // no iteration table
   const std::atomic<bool>* interrupt = nullptr;                 // e.g. set by SIGINT
+  // A hook for tests, with no model-file key or command-line option: called after every MM step
+  // of every lambda's solve with that step's trace row (solve()'s IterationCallback, which goes
+  // on). A test that sets *interrupt from it at MM step k stops the run as SIGINT would, but at a
+  // known step: at the end of step k, or of step k + 1 when step k had already begun the next
+  // step's ADMM (the fused rebuild, which a checkpoint must not split).
+  std::function<void(const TraceRow& row)> after_mm_step;
   // --resume DIR: continue the run whose checkpoint (checkpoint.sdprl) is in DIR, with the model
   // file, overrides and plugin paths saved in it (model_file and overrides must then be empty;
   // plugin_paths are searched before the saved ones). Refused when the model file changed since.

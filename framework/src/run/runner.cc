@@ -349,7 +349,12 @@ RunResult run_model(const RunRequest& request) {
     RegularizationWeights weights{lambda, gamma};
     Matrix X = given_start;
     const SolverState* start = resumed && resumed->has_state && i == first ? &resumed->state : nullptr;
-    trial.summary = solve(model, *loss, weights, options, X, {}, start, checkpoint);
+    IterationCallback after_step;
+    if (req.after_mm_step) after_step = [&req](const TraceRow& row, const Matrix&) {
+      req.after_mm_step(row);
+      return true;
+    };
+    trial.summary = solve(model, *loss, weights, options, X, after_step, start, checkpoint);
     trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                  ? model.evaluator->validation_error(X) : std::nan("");
     if (!req.quiet && lambdas.size() > 1)
