@@ -51,7 +51,7 @@ enum class CgPreconditioner {
 SDPRL_API const char* to_string(CgPreconditioner p);
 SDPRL_API bool from_string(const std::string& text, CgPreconditioner* p);
 // kAuto's budget for the blocks. CG multiplies by every block at each of its iterations, so once
-// they outgrow the caches CG waits on memory: on the 2-core EPYC of README Performance (1 MB L2
+// they outgrow the caches CG waits on memory: on the 2-core EPYC of docs/performance.md (1 MB L2
 // per core, 32 MB L3), l1 completion with rank = sdpa's rank, 200 MM steps, blocks against
 // row-scaled: n = 100, r = 60 (2.9 MB) 3.32 against 3.43 s; n = 200, r = 90 (13 MB) 2.94 against
 // 2.60 s; n = 300, r = 112 (30 MB) 7.16 against 4.38 s (16 against 21 CG iterations per MM step).
@@ -70,7 +70,7 @@ struct AdmmOptions {
   // Coupled Xt-step: CG's block preconditioner (the row blocks of 2B + rho P*P, inverted) is
   // rebuilt at every this many-th MM step and reused in between. It changes with X_k, but any
   // SPD preconditioner leaves CG's answer (to its tolerance) as it is; rebuilding it took 40% of
-  // an MM step at n = 100, rank 60 with no fewer CG iterations for it (README Performance).
+  // an MM step at n = 100, rank 60 with no fewer CG iterations for it (docs/performance.md).
   // 1 = rebuild at every MM step.
   int preconditioner_refresh = 16;
   CgPreconditioner preconditioner = CgPreconditioner::kAuto;
@@ -100,7 +100,7 @@ struct SolverOptions {
   // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
   // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
   // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
-  // the rank-5 quickstart it takes 202 MM steps instead of 169 (README Performance).
+  // the rank-5 quickstart it takes 202 MM steps instead of 169 (docs/performance.md).
   double curvature_scale = 1.0;
   double time_limit = 0.0;           // seconds; 0 = none
   InitKind init = InitKind::kSpectral;
@@ -109,7 +109,7 @@ struct SolverOptions {
   // concave losses give small weight to residuals that are large at the start, so a poor start
   // can be kept as "outliers" for ever; the l1 solution fixes that. With the l1 loss itself this
   // is one restart of MM (fresh ADMM state and tolerance schedule), which lowered F by 1% on NPKL
-  // a1a, where the first run had stalled: see the note in README "Known limitations".
+  // a1a, where the first run had stalled: see docs/paper-results.md (NPKL).
   bool l1_warm_start = false;
   std::uint64_t seed = 1;            // for the Gaussian start
   // Threads of the row loops (OpenMP); 0 = OpenMP's default (OMP_NUM_THREADS, else every core).

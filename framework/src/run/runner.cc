@@ -65,7 +65,7 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
   return {std::move(lambdas), gamma};
 }
 
-// Reads [solver]; every key and its default is documented in sdprl/solver.h and README.md.
+// Reads [solver]; every key and its default is documented in sdprl/solver.h and docs/options.md.
 SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
   SolverOptions o;
   from_string(t.string("type", "auto", {"auto", "mm", "lbfgs"}), &o.type);
