@@ -13,7 +13,6 @@
 #include "sdprl/loss.h"
 
 #ifdef _OPENMP
-#include <omp.h>
 #endif
 #if defined(__AVX2__)
 #include <immintrin.h>  // the transposed gather of gather_partners()
