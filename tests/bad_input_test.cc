@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sdprl/plugin.h"
 #include "test_files.h"
 #include "test_run.h"
 
@@ -325,7 +326,7 @@ TEST_F(BadInputTest, PluginOfAnotherAbiVersion) {
   const fs::path file = model(file_model("", "test-abi"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
   expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-abi.so").string()),
-                 {"plugin ABI version 999"});
+                 {"loss plugin ABI version 999, this sdprl expects " + std::to_string(sdprl::kLossAbiVersion)});
 }
 
 TEST_F(BadInputTest, PluginThatIsNotASharedLibrary) {

@@ -3,6 +3,7 @@
 #include "sdprl/plugin_host.h"
 
 #include <gtest/gtest.h>
+#include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -159,6 +160,8 @@ TEST_F(PluginHostTest, DiscoverFindsTestPlugins) {
   // Files that fail the checks are skipped, not reported and not fatal.
   for (const auto& info : plugins) {
     EXPECT_NE(info.name, "test-abi");
+    EXPECT_NE(info.name, "test-other-soname");
+    EXPECT_FALSE(info.name == "test-previous-app-abi" && info.kind == PluginKind::kApplication);
     EXPECT_NE(info.file.filename(), "sdprl-loss-test-garbage.so");
     EXPECT_NE(info.file.filename(), "sdprl-loss-test-nodesc.so");
   }
@@ -295,14 +298,14 @@ TEST_F(PluginHostTest, WrongKindIsNotFound) {
 
 TEST_F(PluginHostTest, AbiMismatchShowsBothVersions) {
   const fs::path abi = plugin_file(PluginKind::kLoss, "test-abi");
+  const std::string expected = "loss plugin ABI version 999, this sdprl expects " +
+                               std::to_string(sdprl::kLossAbiVersion) + " (plugin built by ";
   try {
     PluginHost::inspect(abi);
     FAIL() << "expected sdprl::Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.where(), abi.string());
-    EXPECT_NE(e.message().find("plugin ABI version 999, this sdprl expects " + std::to_string(sdprl::kPluginAbiVersion)), std::string::npos)
-        << e.message();
-    EXPECT_NE(e.message().find("plugin built by "), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(expected), std::string::npos) << e.message();
   }
 
   PluginHost host({kPluginDir});
@@ -310,9 +313,98 @@ TEST_F(PluginHostTest, AbiMismatchShowsBothVersions) {
     host.create_loss("test-abi", sdprl::ConfigTable());
     FAIL() << "expected sdprl::Error";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("999"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("expects " + std::to_string(sdprl::kPluginAbiVersion)), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(expected), std::string::npos) << e.message();
   }
+}
+
+// Each kind has its own ABI version: a loss built against the previous application ABI (the
+// sdprl before an application-interface change) still loads and works.
+TEST_F(PluginHostTest, LossBuiltAgainstThePreviousApplicationAbiLoads) {
+  static_assert(sdprl::abi_version(PluginKind::kLoss) == sdprl::kLossAbiVersion);
+  static_assert(sdprl::abi_version(PluginKind::kApplication) == sdprl::kApplicationAbiVersion);
+  const PluginInfo info =
+      PluginHost::inspect(plugin_file(PluginKind::kLoss, "test-previous-app-abi"));
+  EXPECT_EQ(info.kind, PluginKind::kLoss);
+  EXPECT_EQ(info.name, "test-previous-app-abi");
+
+  PluginHost host({kPluginDir});
+  std::shared_ptr<sdprl::Loss> loss =
+      host.create_loss("test-previous-app-abi", sdprl::ConfigTable());
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->name(), "test-previous-app-abi");
+  EXPECT_DOUBLE_EQ(loss->value(3.0), 1.5);
+  EXPECT_DOUBLE_EQ(loss->derivative(3.0), 0.5);
+  EXPECT_NE(find_plugin(host.discover(), "test-previous-app-abi", PluginKind::kLoss), nullptr);
+}
+
+// ... while an application built the same way is refused, with the kind and both versions.
+TEST_F(PluginHostTest, ApplicationOfThePreviousApplicationAbiIsRefused) {
+  const fs::path app = plugin_file(PluginKind::kApplication, "test-previous-app-abi");
+  const std::string expected =
+      "application plugin ABI version " + std::to_string(sdprl::kApplicationAbiVersion - 1) +
+      ", this sdprl expects " + std::to_string(sdprl::kApplicationAbiVersion) +
+      " (plugin built by ";
+  try {
+    PluginHost::inspect(app);
+    FAIL() << "expected sdprl::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), app.string());
+    EXPECT_NE(e.message().find(expected), std::string::npos) << e.message();
+  }
+
+  PluginHost host({kPluginDir});
+  try {
+    host.create_application("test-previous-app-abi");
+    FAIL() << "expected sdprl::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), app.string());
+    EXPECT_NE(e.message().find(expected), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(find_plugin(host.discover(), "test-previous-app-abi", PluginKind::kApplication),
+            nullptr);
+}
+
+// libsdprl's SONAME is libsdprl.so.<loss ABI> (framework/CMakeLists.txt reads it from plugin.h):
+// the library this test runs with, found by the loader through that SONAME, carries it.
+TEST_F(PluginHostTest, LibrarySonameIsTheLossAbi) {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const std::string name = fs::path(info->dlpi_name != nullptr ? info->dlpi_name : "")
+                                     .filename()
+                                     .string();
+        if (name.rfind("libsdprl.so", 0) == 0) {
+          static_cast<std::vector<std::string>*>(data)->push_back(name);
+        }
+        return 0;
+      },
+      &names);
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0], "libsdprl.so." + std::to_string(sdprl::kLossAbiVersion));
+}
+
+// A plugin linked against another libsdprl SONAME fails in the dynamic loader, before its
+// descriptor can be read: the message names both libraries and says to rebuild.
+TEST_F(PluginHostTest, PluginOfAnotherLibraryVersionIsRefusedClearly) {
+  const fs::path other = plugin_file(PluginKind::kLoss, "test-other-soname");
+  try {
+    PluginHost::inspect(other);
+    FAIL() << "expected sdprl::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), other.string());
+    const std::string own = "libsdprl.so." + std::to_string(sdprl::kLossAbiVersion);
+    EXPECT_EQ(e.message().rfind("cannot load plugin: libsdprl.so.999: ", 0), 0u) << e.message();
+    EXPECT_NE(e.message().find("the plugin was built against another sdprl (this one is " + own +
+                               ", loss plugin ABI version " +
+                               std::to_string(sdprl::kLossAbiVersion) +
+                               ", application plugin ABI version " +
+                               std::to_string(sdprl::kApplicationAbiVersion) +
+                               "); rebuild the plugin against this sdprl"),
+              std::string::npos)
+        << e.message();
+  }
+  PluginHost host({kPluginDir});
+  EXPECT_EQ(find_plugin(host.discover(), "test-other-soname", PluginKind::kLoss), nullptr);
 }
 
 TEST_F(PluginHostTest, PluginPathEnvironmentIsHonored) {

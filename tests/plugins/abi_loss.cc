@@ -1,4 +1,4 @@
-// Test plugin "test-abi": a loss plugin built with SDPRL_PLUGIN_ABI_VERSION=999 (set by
+// Test plugin "test-abi": a loss plugin built with SDPRL_LOSS_ABI_VERSION=999 (set by
 // CMakeLists.txt), which the host must refuse with both versions in the message.
 #include <memory>
 #include <stdexcept>
@@ -8,8 +8,8 @@
 #include "sdprl/loss.h"
 #include "sdprl/plugin.h"
 
-#if SDPRL_PLUGIN_ABI_VERSION != 999
-#error "test-abi must be compiled with SDPRL_PLUGIN_ABI_VERSION=999"
+#if SDPRL_LOSS_ABI_VERSION != 999
+#error "test-abi must be compiled with SDPRL_LOSS_ABI_VERSION=999"
 #endif
 
 namespace {
@@ -20,4 +20,4 @@ std::unique_ptr<sdprl::Loss> make_loss(const sdprl::ConfigTable&) {
 
 }  // namespace
 
-SDPRL_LOSS_PLUGIN("test-abi", "1.0", "test loss built for another ABI", make_loss)
+SDPRL_LOSS_PLUGIN("test-abi", "1.0", "test loss built for another loss ABI", make_loss)

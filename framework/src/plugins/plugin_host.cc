@@ -91,6 +91,15 @@ const boost::dll::shared_library& load_library(const fs::path& file) {
         break;
       }
     }
+    // A plugin linked against another libsdprl SONAME (libsdprl.so.<loss ABI>, CHANGELOG.md)
+    // fails here, before its descriptor can be read: say so.
+    const std::string own_soname = "libsdprl.so." + std::to_string(kLossAbiVersion);
+    if (reason.rfind("libsdprl.so.", 0) == 0 && reason.rfind(own_soname + ":", 0) != 0) {
+      reason += "; the plugin was built against another sdprl (this one is " + own_soname +
+                ", loss plugin ABI version " + std::to_string(kLossAbiVersion) +
+                ", application plugin ABI version " + std::to_string(kApplicationAbiVersion) +
+                "); rebuild the plugin against this sdprl";
+    }
     throw Error(file.string(), "cannot load plugin: " + reason);
   }
   return libraries.emplace(key, std::move(library)).first->second;
@@ -244,10 +253,18 @@ PluginInfo PluginHost::inspect(const fs::path& file) {
                            " (plugin built by " + or_empty(descriptor.compiler) +
                            "); rebuild the plugin against this sdprl");
   }
-  if (descriptor.abi_version != kPluginAbiVersion) {
-    throw Error(where, "plugin ABI version " + std::to_string(descriptor.abi_version) +
-                           ", this sdprl expects " + std::to_string(kPluginAbiVersion) +
-                           " (plugin built by " + or_empty(descriptor.compiler) +
+  // The kind before its ABI version: each kind has its own (plugin.h).
+  if (descriptor.kind != static_cast<std::uint32_t>(PluginKind::kLoss) &&
+      descriptor.kind != static_cast<std::uint32_t>(PluginKind::kApplication)) {
+    throw Error(where, "plugin of unknown kind " + std::to_string(descriptor.kind) +
+                           " (expected 1 = loss or 2 = application)");
+  }
+  const auto kind = static_cast<PluginKind>(descriptor.kind);
+  if (descriptor.abi_version != abi_version(kind)) {
+    throw Error(where, std::string(to_string(kind)) + " plugin ABI version " +
+                           std::to_string(descriptor.abi_version) + ", this sdprl expects " +
+                           std::to_string(abi_version(kind)) + " (plugin built by " +
+                           or_empty(descriptor.compiler) +
                            "); rebuild the plugin against this sdprl");
   }
   if (descriptor.eigen_max_align != static_cast<std::uint32_t>(EIGEN_MAX_ALIGN_BYTES)) {
@@ -257,18 +274,13 @@ PluginInfo PluginHost::inspect(const fs::path& file) {
                            or_empty(descriptor.compiler) +
                            "); build the plugin with the same compiler flags as sdprl");
   }
-  if (descriptor.kind != static_cast<std::uint32_t>(PluginKind::kLoss) &&
-      descriptor.kind != static_cast<std::uint32_t>(PluginKind::kApplication)) {
-    throw Error(where, "plugin of unknown kind " + std::to_string(descriptor.kind) +
-                           " (expected 1 = loss or 2 = application)");
-  }
   if (descriptor.name == nullptr || *descriptor.name == '\0') {
     throw Error(where, "plugin descriptor has no name");
   }
 
   PluginInfo info;
   info.name = descriptor.name;
-  info.kind = static_cast<PluginKind>(descriptor.kind);
+  info.kind = kind;
   info.version = or_empty(descriptor.version);
   info.description = or_empty(descriptor.description);
   info.file = file;
