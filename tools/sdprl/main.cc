@@ -3,6 +3,7 @@
 //   sdprl run --resume DIR [--plugin-path DIR ...] [--quiet]
 //   sdprl plugins [--plugin-path DIR ...]
 //   sdprl export-sdpa MODEL.toml -o FILE.dat-s [--set KEY=VALUE ...] [--plugin-path DIR ...]
+//   sdprl help [options [--markdown]]
 // Errors in the model, its data or the plugins print one message "sdprl: error: WHERE: WHAT" and
 // exit with status 2; a run that ends without a usable result exits with status 3; a run stopped
 // by SIGINT or SIGTERM writes its outputs and a checkpoint and exits with 128 + the signal's number
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "config/options_table.h"
 #include "sdprl/error.h"
 #include "sdprl/io/sdpa.h"
 #include "sdprl/plugin_host.h"
@@ -47,6 +49,8 @@ const char* kUsage =
     "                    write the model's convex l1 problem in Z = X X^T as an SDPA sparse file\n"
     "                    (takes --set and --plugin-path; needs one lambda, n <= 2000)\n"
     "  help              this text\n"
+    "  help options      every [solver] key with its default, its values and its meaning\n"
+    "                    (--markdown: as docs/options.md)\n"
     "\n"
     "run options:\n"
     "  --set KEY=VALUE   override a TOML key (dotted, e.g. loss.type=l1, solver.admm.rho=2)\n"
@@ -167,6 +171,24 @@ int export_sdpa(const std::vector<std::string>& args) {
   return 0;
 }
 
+// help [options [--markdown]]: this usage, or the table of [solver] keys (config/options_table.h).
+int help(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (args[0] != "options")
+    throw sdprl::Error("", "sdprl help: unknown topic '" + args[0] + "' (topics: options)\n\n" + kUsage);
+  bool markdown = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] != "--markdown")
+      throw sdprl::Error("", "sdprl help options: unknown argument '" + args[i] + "' (expected --markdown)");
+    markdown = true;
+  }
+  std::fputs(sdprl::solver_options_reference(markdown).c_str(), stdout);
+  return 0;
+}
+
 int plugins(const std::vector<std::string>& args) {
   po::options_description desc("plugins options");
   desc.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(), "");
@@ -227,7 +249,8 @@ int main(int argc, char** argv) {
     if (command == "run") return run(args);
     if (command == "plugins") return plugins(args);
     if (command == "export-sdpa") return export_sdpa(args);
-    if (command == "help" || command == "--help" || command == "-h") {
+    if (command == "help") return help(args);
+    if (command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
     }

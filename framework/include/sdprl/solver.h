@@ -131,7 +131,8 @@ struct SolverOptions {
   double checkpoint_interval = 60.0;
 
   // Ceres-style validation: false with a message naming the field, its value and the rule.
-  bool is_valid(std::string* error) const;
+  // The rules are those of the model file's [solver] keys (docs/options.md).
+  SDPRL_API bool is_valid(std::string* error) const;
 };
 
 enum class SolverStatus {

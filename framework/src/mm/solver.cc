@@ -500,42 +500,6 @@ const char* to_string(SolverStatus status) {
   return "?";
 }
 
-bool SolverOptions::is_valid(std::string* error) const {
-  auto bad = [error](const std::string& field, double value, const std::string& rule) {
-    if (error) {
-      std::ostringstream os;
-      os << field << " = " << value << ": " << rule;
-      *error = os.str();
-    }
-    return false;
-  };
-  if (rank < 0) return bad("solver.rank", rank, "must be >= 1 (or 0 for the model's default)");
-  if (max_mm_iterations < 1) return bad("solver.max_mm_iterations", max_mm_iterations, "must be >= 1");
-  if (!(relative_tolerance >= 0.0)) return bad("solver.relative_tolerance", relative_tolerance, "must be >= 0");
-  if (consecutive < 1) return bad("solver.consecutive", consecutive, "must be >= 1");
-  if (min_mm_iterations < 0) return bad("solver.min_mm_iterations", min_mm_iterations, "must be >= 0");
-  if (!(time_limit >= 0.0)) return bad("solver.time_limit", time_limit, "must be >= 0 (0 = none)");
-  if (!(init_scale > 0.0)) return bad("solver.init_scale", init_scale, "must be > 0");
-  if (print_every < 1) return bad("solver.print_every", print_every, "must be >= 1");
-  if (threads < 0) return bad("solver.threads", threads, "must be >= 0 (0 = every core)");
-  if (lbfgs_memory < 1) return bad("solver.lbfgs_memory", lbfgs_memory, "must be >= 1");
-  if (admm.max_iterations < 1) return bad("solver.admm.max_iterations", admm.max_iterations, "must be >= 1");
-  if (!(admm.rho >= 0.0)) return bad("solver.admm.rho", admm.rho, "must be > 0 (or 0 for automatic)");
-  if (!(admm.rho_scale > 0.0)) return bad("solver.admm.rho_scale", admm.rho_scale, "must be > 0");
-  if (!(admm.b0 > 0.0)) return bad("solver.admm.b0", admm.b0, "must be > 0");
-  if (!(admm.c0 >= 0.0)) return bad("solver.admm.c0", admm.c0, "must be > 0 (or 0 for automatic)");
-  if (!(admm.min_tolerance > 0.0)) return bad("solver.admm.min_tolerance", admm.min_tolerance, "must be > 0");
-  if (!(admm.rho_constraint >= 0.0)) return bad("solver.admm.rho_constraint", admm.rho_constraint, "must be > 0 (or 0 for automatic)");
-  if (!(admm.cg_tolerance > 0.0 && admm.cg_tolerance < 1.0))
-    return bad("solver.admm.cg_tolerance", admm.cg_tolerance, "must be in (0, 1)");
-  if (admm.cg_max_iterations < 1) return bad("solver.admm.cg_max_iterations", admm.cg_max_iterations, "must be >= 1");
-  if (!(curvature_scale > 0.0 && curvature_scale <= 1.0))
-    return bad("solver.curvature_scale", curvature_scale, "must be in (0, 1] (1 = the paper's majoriser)");
-  if (admm.preconditioner_refresh < 1)
-    return bad("solver.admm.preconditioner_refresh", admm.preconditioner_refresh, "must be >= 1");
-  return true;
-}
-
 std::string Summary::brief_report() const {
   std::ostringstream os;
   os << "sdprl: " << to_string(status) << " after " << mm_iterations << " MM iterations ("

@@ -18,15 +18,11 @@
 #include "sdprl/io/matrix_market.h"
 #include "sdprl/loss_check.h"
 #include "sdprl/plugin_host.h"
+#include "config/options_table.h"
 #include "run/checkpoint.h"
 
 namespace sdprl {
 namespace {
-
-// solver.seed: it also seeds the synthetic data of the applications, so export-sdpa reads it too.
-std::uint64_t read_seed(const ConfigTable& solver) {
-  return static_cast<std::uint64_t>(solver.integer("seed", 1, NumberRule::non_negative()));
-}
 
 // The steps shared by run_model() and load_model(): the TOML with its overrides, the plugin host
 // (--plugin-path, then [plugins] path) and the application named by model.type.
@@ -63,52 +59,6 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
   if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
   const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
   return {std::move(lambdas), gamma};
-}
-
-// Reads [solver]; every key and its default is documented in sdprl/solver.h and docs/options.md.
-SolverOptions read_solver_options(const ConfigTable& t, Matrix* given_start) {
-  SolverOptions o;
-  from_string(t.string("type", "auto", {"auto", "mm", "lbfgs"}), &o.type);
-  o.lbfgs_memory = static_cast<int>(t.integer("lbfgs_memory", o.lbfgs_memory, NumberRule::closed(1, 1000)));
-  o.rank = t.integer("rank", 0, NumberRule::at_least(1));  // absent: the model's default
-  o.max_mm_iterations = static_cast<int>(t.integer("max_mm_iterations", o.max_mm_iterations, NumberRule::closed(1, 1e9)));
-  o.relative_tolerance = t.number("relative_tolerance", o.relative_tolerance, NumberRule::non_negative());
-  o.consecutive = static_cast<int>(t.integer("consecutive", o.consecutive, NumberRule::closed(1, 1e6)));
-  o.min_mm_iterations = static_cast<int>(t.integer("min_mm_iterations", o.min_mm_iterations, NumberRule::closed(0, 1e9)));
-  o.curvature_scale = t.number("curvature_scale", o.curvature_scale, NumberRule::half_open(0, 1));
-  o.time_limit = t.number("time_limit", o.time_limit, NumberRule::non_negative());
-  const std::string init = t.string("init", "spectral", {"spectral", "gaussian", "file", "model"});
-  from_string(init, &o.init);
-  if (o.init == InitKind::kGiven) {
-    const auto file = t.file("init_file");
-    if (!file) t.fail("init_file", "init = \"file\" needs init_file = \"X.mtx\" (MatrixMarket array)");
-    *given_start = io::read_matrix_market_array(*file);
-  } else if (t.contains("init_file")) {
-    t.fail("init_file", "init_file is used only with init = \"file\"");
-  }
-  o.init_scale = t.number("init_scale", o.init_scale, NumberRule::positive());
-  o.l1_warm_start = t.boolean("l1_warm_start", o.l1_warm_start);
-  o.seed = read_seed(t);
-  o.threads = static_cast<int>(t.integer("threads", o.threads, NumberRule::closed(0, 4096)));
-  o.print_every = static_cast<int>(t.integer("print_every", o.print_every, NumberRule::closed(1, 1e9)));
-  o.checkpoint_interval = t.number("checkpoint_interval", o.checkpoint_interval, NumberRule::non_negative());
-  const ConfigTable a = t.table("admm");
-  o.admm.max_iterations = static_cast<int>(a.integer("max_iterations", o.admm.max_iterations, NumberRule::closed(1, 1e9)));
-  o.admm.rho = a.number("rho", o.admm.rho, NumberRule::non_negative());
-  o.admm.rho_scale = a.number("rho_scale", o.admm.rho_scale, NumberRule::positive());
-  o.admm.b0 = a.number("b0", o.admm.b0, NumberRule::positive());
-  o.admm.c0 = a.number("c0", o.admm.c0, NumberRule::non_negative());
-  o.admm.min_tolerance = a.number("min_tolerance", o.admm.min_tolerance, NumberRule::positive());
-  from_string(a.string("xt_step", "row-split", {"row-split", "coupled"}), &o.admm.split);
-  o.admm.fused = a.boolean("fused", o.admm.fused);
-  o.admm.fused_rebuild = a.boolean("fused_rebuild", o.admm.fused_rebuild);
-  o.admm.rho_constraint = a.number("rho_constraint", o.admm.rho_constraint, NumberRule::non_negative());
-  o.admm.cg_tolerance = a.number("cg_tolerance", o.admm.cg_tolerance, NumberRule::open(0, 1));
-  o.admm.cg_max_iterations = static_cast<int>(a.integer("cg_max_iterations", o.admm.cg_max_iterations, NumberRule::closed(1, 1e9)));
-  from_string(a.string("preconditioner", "auto", {"auto", "blocks", "row-scaled"}), &o.admm.preconditioner);
-  o.admm.preconditioner_refresh = static_cast<int>(
-      a.integer("preconditioner_refresh", o.admm.preconditioner_refresh, NumberRule::closed(1, 1e9)));
-  return o;
 }
 
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }

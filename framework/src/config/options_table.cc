@@ -1,0 +1,476 @@
+// The table of [solver] keys (options_table.h) and what it drives: reading, is_valid, the reference.
+#include "config/options_table.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "sdprl/error.h"
+#include "sdprl/io/matrix_market.h"
+
+namespace sdprl {
+namespace {
+
+// The member a table row reads and writes, as a generic lambda: called with a const
+// SolverOptions it gives a const reference, so one lambda serves reading and writing.
+#define SDPRL_MEMBER(path) [](auto& s) -> auto& { return s.path; }
+
+template <class Member>
+SolverOption integer_option(std::string key, Member member, NumberRule rule, std::string doc,
+                            std::string zero_means = {}) {
+  SolverOption o;
+  o.key = std::move(key);
+  o.kind = OptionKind::kInteger;
+  o.rule = rule;
+  o.zero_means = std::move(zero_means);
+  o.doc = std::move(doc);
+  o.get = [member](const SolverOptions& s) { return static_cast<double>(member(s)); };
+  o.set_integer = [member](SolverOptions& s, std::int64_t x) {
+    using T = std::decay_t<decltype(member(s))>;
+    member(s) = static_cast<T>(x);
+  };
+  return o;
+}
+
+template <class Member>
+SolverOption number_option(std::string key, Member member, NumberRule rule, std::string doc,
+                           std::string zero_means = {}) {
+  SolverOption o;
+  o.key = std::move(key);
+  o.kind = OptionKind::kNumber;
+  o.rule = rule;
+  o.zero_means = std::move(zero_means);
+  o.doc = std::move(doc);
+  o.get = [member](const SolverOptions& s) { return member(s); };
+  o.set_number = [member](SolverOptions& s, double x) { member(s) = x; };
+  return o;
+}
+
+template <class Member>
+SolverOption boolean_option(std::string key, Member member, std::string doc) {
+  SolverOption o;
+  o.key = std::move(key);
+  o.kind = OptionKind::kBoolean;
+  o.doc = std::move(doc);
+  o.get = [member](const SolverOptions& s) { return member(s) ? 1.0 : 0.0; };
+  o.set_integer = [member](SolverOptions& s, std::int64_t x) { member(s) = x != 0; };
+  return o;
+}
+
+template <class Enum>
+OptionChoice choice(std::string name, Enum value, std::string doc) {
+  return {std::move(name), static_cast<int>(value), std::move(doc)};
+}
+
+template <class Member>
+SolverOption choice_option(std::string key, Member member, std::vector<OptionChoice> choices, std::string doc) {
+  SolverOption o;
+  o.key = std::move(key);
+  o.kind = OptionKind::kChoice;
+  o.choices = std::move(choices);
+  o.doc = std::move(doc);
+  o.get = [member](const SolverOptions& s) { return static_cast<double>(static_cast<int>(member(s))); };
+  o.set_integer = [member](SolverOptions& s, std::int64_t x) {
+    using Enum = std::decay_t<decltype(member(s))>;
+    member(s) = static_cast<Enum>(x);
+  };
+  return o;
+}
+
+SolverOption file_option(std::string key, std::string doc) {
+  SolverOption o;
+  o.key = std::move(key);
+  o.kind = OptionKind::kFile;
+  o.doc = std::move(doc);
+  return o;
+}
+
+// Shortest text that reads back as the same double, exponents without padding: "1e-5", "0.001".
+std::string format_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  std::string text(buffer, result.ptr);
+  const std::size_t e = text.find('e');
+  if (e != std::string::npos) {
+    std::string exponent = text.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    if (exponent[0] == '+' || exponent[0] == '-') exponent.erase(0, 1);
+    while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+    text = text.substr(0, e + 1) + (negative ? "-" : "") + exponent;
+  }
+  return text;
+}
+
+// " >= 1", " in (0, 1]", or "" for an unbounded rule.
+std::string bounds(const NumberRule& rule) {
+  const bool has_lo = !(std::isinf(rule.lo) && rule.lo < 0);
+  const bool has_hi = !(std::isinf(rule.hi) && rule.hi > 0);
+  if (has_lo && has_hi) {
+    return std::string(" in ") + (rule.lo_inclusive ? "[" : "(") + format_number(rule.lo) + ", " +
+           format_number(rule.hi) + (rule.hi_inclusive ? "]" : ")");
+  }
+  if (has_lo) return (rule.lo_inclusive ? " >= " : " > ") + format_number(rule.lo);
+  if (has_hi) return (rule.hi_inclusive ? " <= " : " < ") + format_number(rule.hi);
+  return {};
+}
+
+std::vector<SolverOption> make_table() {
+  const NumberRule count = NumberRule::closed(1, 1e9);  // iteration counts: at least one, an int
+  const std::string megabytes = format_number(kBlockPreconditionerBytes / 1e6);
+  std::vector<SolverOption> t;
+  t.push_back(choice_option(
+      "type", SDPRL_MEMBER(type),
+      {choice("auto", SolverType::kAuto, "L-BFGS for a loss differentiable at 0 (phi'(0) = 0), else MM"),
+       choice("mm", SolverType::kMm, "majorisation-minimisation with ADMM (SDP-RL)"),
+       choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)")},
+      "the algorithm that minimises F"));
+  t.push_back(integer_option("rank", SDPRL_MEMBER(rank), NumberRule::at_least(1),
+                             "r, the number of columns of the factor X (Z = X X^T)", "the model's default"));
+  t.push_back(integer_option("max_mm_iterations", SDPRL_MEMBER(max_mm_iterations), count,
+                             "MM iteration cap (L-BFGS: its iteration cap)"));
+  t.push_back(number_option("relative_tolerance", SDPRL_MEMBER(relative_tolerance), NumberRule::non_negative(),
+                            "stop when |F_k - F_{k+1}| / |F_k| is below this ..."));
+  t.push_back(integer_option("consecutive", SDPRL_MEMBER(consecutive), NumberRule::closed(1, 1e6),
+                             "... on this many consecutive MM steps ..."));
+  t.push_back(integer_option("min_mm_iterations", SDPRL_MEMBER(min_mm_iterations), NumberRule::closed(0, 1e9),
+                             "... and not before this many MM steps"));
+  t.push_back(number_option(
+      "curvature_scale", SDPRL_MEMBER(curvature_scale), NumberRule::half_open(0, 1),
+      "tau, the share of the loss terms' curvature bound C kept by each MM step's surrogate "
+      "(B = tau C + (lambda I + gamma A_+) / 2). 1 is the paper's majoriser; below 1 a step is accepted "
+      "only when F(X_k + Xt) <= H(Xt), and a refused one is taken again with tau doubled (summary.json: "
+      "rejected_steps and the final curvature_scale). C is loose when many terms share a row of X, and "
+      "there a smaller tau can save MM steps"));
+  t.push_back(number_option("time_limit", SDPRL_MEMBER(time_limit), NumberRule::non_negative(),
+                            "seconds (a resumed run counts the time before its interruption too)", "none"));
+  t.push_back(number_option(
+      "checkpoint_interval", SDPRL_MEMBER(checkpoint_interval), NumberRule::non_negative(),
+      "seconds between checkpoints (checkpoint.sdprl in the output directory, for `sdprl run --resume`; MM "
+      "solver only); an interrupt always writes one",
+      "none"));
+  t.push_back(choice_option(
+      "init", SDPRL_MEMBER(init),
+      {choice("spectral", InitKind::kSpectral,
+              "the top-r eigenvectors of sum_tau t_tau sym(Q_tau), scaled by a robust fit"),
+       choice("gaussian", InitKind::kGaussian, "X_ij ~ N(0, init_scale^2)"),
+       choice("file", InitKind::kGiven, "the matrix in init_file"),
+       choice("model", InitKind::kModel, "the application's own start (e.g. PCA for sparse-pca)")},
+      "the starting point X_0"));
+  t.push_back(file_option("init_file",
+                          "with init = \"file\": X_0 as a MatrixMarket array (n x r), relative to the model file"));
+  t.push_back(number_option("init_scale", SDPRL_MEMBER(init_scale), NumberRule::positive(),
+                            "standard deviation of the Gaussian start"));
+  t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
+                             "first solve the convex l1 problem from the start above, then start the chosen "
+                             "loss from its solution"));
+  t.push_back(integer_option("seed", SDPRL_MEMBER(seed), NumberRule::non_negative(),
+                             "seed of the Gaussian start and of the applications' synthetic data"));
+  t.push_back(integer_option("print_every", SDPRL_MEMBER(print_every), count,
+                             "print every k-th MM iteration (the first and the last always)"));
+  t.push_back(integer_option(
+      "threads", SDPRL_MEMBER(threads), NumberRule::closed(0, 4096),
+      "threads of the row loops (OpenMP). On a shared machine set OMP_WAIT_POLICY=passive: a spinning "
+      "thread takes the core its partner needs",
+      "OpenMP's default (OMP_NUM_THREADS, else every core)"));
+  t.push_back(integer_option("lbfgs_memory", SDPRL_MEMBER(lbfgs_memory), NumberRule::closed(1, 1000),
+                             "L-BFGS: correction pairs kept (L-BFGS also reads max_mm_iterations, "
+                             "relative_tolerance and consecutive)"));
+  t.push_back(integer_option("admm.max_iterations", SDPRL_MEMBER(admm.max_iterations), count,
+                             "ADMM iterations per MM step"));
+  t.push_back(number_option("admm.rho", SDPRL_MEMBER(admm.rho), NumberRule::non_negative(),
+                            "the ADMM penalty; the automatic one is the larger of rho_scale / phi'(0) and "
+                            "tr(2B) / tr(P*P) at the first MM step",
+                            "automatic"));
+  t.push_back(number_option("admm.rho_scale", SDPRL_MEMBER(admm.rho_scale), NumberRule::positive(),
+                            "numerator of the automatic rho"));
+  t.push_back(number_option("admm.b0", SDPRL_MEMBER(admm.b0), NumberRule::positive(),
+                            "exponent of the ADMM tolerance schedule eps_k = max(min_tolerance, c0 / k^b0)"));
+  t.push_back(number_option("admm.c0", SDPRL_MEMBER(admm.c0), NumberRule::non_negative(),
+                            "numerator of the tolerance schedule; the automatic one is the size of F's parts "
+                            "at the start, sum phi + |gamma/2 <X, A X>| + lambda/2 ||X||^2 (F(X_0) when A is "
+                            "PSD)",
+                            "automatic"));
+  t.push_back(number_option("admm.min_tolerance", SDPRL_MEMBER(admm.min_tolerance), NumberRule::positive(),
+                            "eps_min, the floor of the tolerance schedule"));
+  t.push_back(choice_option(
+      "admm.xt_step", SDPRL_MEMBER(admm.split),
+      {choice("row-split", SplitMode::kRowSplit, "n independent r x r solves"),
+       choice("coupled", SplitMode::kCoupled, "the exact surrogate, solved by CG")},
+      "the Xt-step of the ADMM"));
+  t.push_back(number_option("admm.cg_tolerance", SDPRL_MEMBER(admm.cg_tolerance), NumberRule::open(0, 1),
+                            "coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||; "
+                            "it starts from the previous MM step's Xt"));
+  t.push_back(integer_option("admm.cg_max_iterations", SDPRL_MEMBER(admm.cg_max_iterations), count,
+                             "coupled Xt-step: CG iteration cap per ADMM iteration"));
+  t.push_back(choice_option(
+      "admm.preconditioner", SDPRL_MEMBER(admm.preconditioner),
+      {choice("auto", CgPreconditioner::kAuto,
+              "blocks while they take at most " + megabytes + " MB, else row-scaled (CG waits on blocks that "
+              "outgrow the caches)"),
+       choice("blocks", CgPreconditioner::kBlocks, "the inverted r x r row blocks of 2B + rho P*P (n r^2 doubles)"),
+       choice("row-scaled", CgPreconditioner::kRowScaled,
+              "each block replaced by its mean eigenvalue times I (n doubles)")},
+      "coupled Xt-step: CG's preconditioner"));
+  t.push_back(integer_option(
+      "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
+      "coupled Xt-step: rebuild CG's block preconditioner at every this many-th MM step and reuse it in "
+      "between (a preconditioner changes CG's work, not its answer); 1 = every step. Under a constraint "
+      "(X >= 0) it is rebuilt at every step"));
+  t.push_back(number_option("admm.rho_constraint", SDPRL_MEMBER(admm.rho_constraint), NumberRule::non_negative(),
+                            "penalty of the constraint split Y = X_k + Xt, Y in K (models with X >= 0); the "
+                            "automatic one is the mean diagonal of 2B",
+                            "automatic"));
+  return t;
+}
+
+#undef SDPRL_MEMBER
+
+// The table holding `key` ("admm.rho": solver's table "admm") and the key's last part.
+std::pair<ConfigTable, std::string> locate(const ConfigTable& solver, const std::string& key) {
+  ConfigTable table = solver;
+  std::size_t start = 0;
+  for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
+    table = table.table(key.substr(start, dot - start));
+    start = dot + 1;
+  }
+  return {table, key.substr(start)};
+}
+
+// init_file: read with init = "file" (and required then), refused otherwise.
+void read_init_file(const ConfigTable& t, const std::string& key, const SolverOptions& o, Matrix* given_start) {
+  if (o.init == InitKind::kGiven) {
+    const auto file = t.file(key);
+    if (!file) t.fail(key, "init = \"file\" needs init_file = \"X.mtx\" (MatrixMarket array)");
+    *given_start = io::read_matrix_market_array(*file);
+  } else if (t.contains(key)) {
+    t.fail(key, "init_file is used only with init = \"file\"");
+  }
+}
+
+std::string default_name(const SolverOption& option, const SolverOptions& defaults) {
+  const int value = static_cast<int>(option.get(defaults));
+  for (const OptionChoice& c : option.choices)
+    if (c.value == value) return c.name;
+  return {};
+}
+
+void read_option(const ConfigTable& solver, const SolverOption& option, const SolverOptions& defaults,
+                 SolverOptions& o, Matrix* given_start) {
+  const auto [t, key] = locate(solver, option.key);
+  switch (option.kind) {
+    case OptionKind::kInteger:
+      option.set_integer(o, t.integer(key, static_cast<std::int64_t>(option.get(defaults)), option.rule));
+      break;
+    case OptionKind::kNumber:
+      option.set_number(o, t.number(key, option.get(defaults), option.rule));
+      break;
+    case OptionKind::kBoolean:
+      option.set_integer(o, t.boolean(key, option.get(defaults) != 0.0) ? 1 : 0);
+      break;
+    case OptionKind::kChoice: {
+      std::vector<std::string> names;
+      for (const OptionChoice& c : option.choices) names.push_back(c.name);
+      const std::string name = t.string(key, default_name(option, defaults), names);
+      for (const OptionChoice& c : option.choices)
+        if (c.name == name) option.set_integer(o, c.value);
+      break;
+    }
+    case OptionKind::kFile:
+      read_init_file(t, key, o, given_start);
+      break;
+  }
+}
+
+// --- The reference ---------------------------------------------------------------------------
+
+// A TOML string as a model file writes it; in Markdown as code.
+std::string quoted(const std::string& name, bool markdown) {
+  return markdown ? "`\"" + name + "\"`" : "\"" + name + "\"";
+}
+
+// The default as a model file would write it ("0.001", "\"auto\""), with what a sentinel means.
+std::string default_text(const SolverOption& option, const SolverOptions& defaults, bool markdown) {
+  switch (option.kind) {
+    case OptionKind::kFile: return "none";
+    case OptionKind::kBoolean: return option.get(defaults) != 0.0 ? "true" : "false";
+    case OptionKind::kChoice: return quoted(default_name(option, defaults), markdown);
+    case OptionKind::kInteger:
+    case OptionKind::kNumber: break;
+  }
+  const double value = option.get(defaults);
+  if (value == 0.0 && !option.zero_means.empty()) {
+    return option.rule.accepts(0.0) ? "0 (" + option.zero_means + ")" : "absent (" + option.zero_means + ")";
+  }
+  return format_number(value);
+}
+
+std::string values_text(const SolverOption& option, bool markdown) {
+  switch (option.kind) {
+    case OptionKind::kInteger: return "an integer" + bounds(option.rule);
+    case OptionKind::kNumber: return "a number" + bounds(option.rule);
+    case OptionKind::kBoolean: return "true or false";
+    case OptionKind::kFile: return "a file name";
+    case OptionKind::kChoice: break;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < option.choices.size(); ++i) {
+    if (i > 0) out += i + 1 == option.choices.size() ? " or " : ", ";
+    out += quoted(option.choices[i].name, markdown);
+  }
+  return out;
+}
+
+// Text for a Markdown table cell: '|' would end the cell, and outside code spans '*' could open
+// emphasis and '<' before a letter an HTML tag ('_' inside words is literal in GitHub's Markdown).
+std::string cell(const std::string& text) {
+  std::string out;
+  bool code = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '`') code = !code;
+    const bool tag = c == '<' && i + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[i + 1]));
+    if (c == '|' || (!code && (c == '*' || tag))) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The description with the choices' and a non-default sentinel's meaning.
+std::vector<std::string> meaning_lines(const SolverOption& option, const SolverOptions& defaults, bool markdown) {
+  std::vector<std::string> lines{markdown ? cell(option.doc) : option.doc};
+  const bool numeric = option.kind == OptionKind::kInteger || option.kind == OptionKind::kNumber;
+  if (numeric && !option.zero_means.empty() && option.get(defaults) != 0.0) {
+    lines[0] += "; 0 = " + (markdown ? cell(option.zero_means) : option.zero_means);
+  }
+  for (const OptionChoice& c : option.choices)
+    lines.push_back(quoted(c.name, markdown) + ": " + (markdown ? cell(c.doc) : c.doc));
+  return lines;
+}
+
+// `text` in lines of at most `width` characters after `indent` spaces, broken at spaces.
+void wrap(std::ostream& os, const std::string& text, std::size_t indent, std::size_t width) {
+  std::istringstream words(text);
+  std::string word;
+  std::string line;
+  while (words >> word) {
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      os << std::string(indent, ' ') << line << '\n';
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  if (!line.empty()) os << std::string(indent, ' ') << line << '\n';
+}
+
+std::string table_of(const SolverOption& option) {
+  const std::size_t dot = option.key.rfind('.');
+  return dot == std::string::npos ? "solver" : "solver." + option.key.substr(0, dot);
+}
+
+std::string leaf_of(const SolverOption& option) {
+  const std::size_t dot = option.key.rfind('.');
+  return dot == std::string::npos ? option.key : option.key.substr(dot + 1);
+}
+
+std::string markdown_reference() {
+  const SolverOptions defaults;
+  std::ostringstream os;
+  os << "# Solver options\n\n"
+        "<!-- Generated by `sdprl help options --markdown` from framework/src/config/options_table.cc;\n"
+        "     edit that table, not this file. -->\n\n"
+        "The keys of the `[solver]` table of a model file and of its sub-table `[solver.admm]`, with\n"
+        "their defaults and the values each accepts. A key can also be set on the command line:\n"
+        "`sdprl run model.toml --set solver.rank=5 --set solver.admm.rho=2`. A value outside its\n"
+        "range and a key that is not listed here are refused with the line they are on.\n";
+  std::string current;
+  for (const SolverOption& option : solver_option_table()) {
+    const std::string table = table_of(option);
+    if (table != current) {
+      current = table;
+      os << "\n## `[" << table << "]`\n\n"
+         << "| key | default | values | meaning |\n"
+         << "|---|---|---|---|\n";
+    }
+    const std::vector<std::string> lines = meaning_lines(option, defaults, true);
+    std::string meaning = lines[0];
+    for (std::size_t i = 1; i < lines.size(); ++i) meaning += (i == 1 ? ". " : "; ") + lines[i];
+    os << "| `" << leaf_of(option) << "` | " << default_text(option, defaults, true) << " | "
+       << values_text(option, true) << " | " << meaning << " |\n";
+  }
+  return os.str();
+}
+
+std::string text_reference() {
+  const SolverOptions defaults;
+  std::ostringstream os;
+  os << "The keys of [solver] in a model file (those of [solver.admm] are written admm.KEY here), with\n"
+        "their defaults and the values each accepts. Set one in the file or on the command line:\n"
+        "  sdprl run model.toml --set solver.rank=5 --set solver.admm.rho=2\n"
+        "(`sdprl help options --markdown` prints this as docs/options.md.)\n\n";
+  for (const SolverOption& option : solver_option_table()) {
+    os << option.key << " = " << default_text(option, defaults, false) << "    (" << values_text(option, false)
+       << ")\n";
+    for (const std::string& line : meaning_lines(option, defaults, false)) wrap(os, line, 4, 100);
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string SolverOption::violation(double value) const {
+  if (kind != OptionKind::kInteger && kind != OptionKind::kNumber) return {};
+  if (rule.accepts(value) || (!zero_means.empty() && value == 0.0)) return {};
+  std::string message = "must be" + bounds(rule);
+  if (!zero_means.empty()) {
+    message += rule.accepts(0.0) ? " (0 = " + zero_means + ")" : " (or 0 for " + zero_means + ")";
+  }
+  return message;
+}
+
+const std::vector<SolverOption>& solver_option_table() {
+  static const std::vector<SolverOption> table = make_table();
+  return table;
+}
+
+SolverOptions read_solver_options(const ConfigTable& solver, Matrix* given_start) {
+  const SolverOptions defaults;
+  SolverOptions o;
+  for (const SolverOption& option : solver_option_table()) read_option(solver, option, defaults, o, given_start);
+  return o;
+}
+
+std::uint64_t read_seed(const ConfigTable& solver) {
+  const SolverOptions defaults;
+  SolverOptions o;
+  for (const SolverOption& option : solver_option_table())
+    if (option.key == "seed") read_option(solver, option, defaults, o, nullptr);
+  return o.seed;
+}
+
+std::string solver_options_reference(bool markdown) { return markdown ? markdown_reference() : text_reference(); }
+
+// Ceres-style validation (sdprl/solver.h): the first member that breaks its key's rule.
+bool SolverOptions::is_valid(std::string* error) const {
+  for (const SolverOption& option : solver_option_table()) {
+    if (!option.get) continue;
+    const double value = option.get(*this);
+    const std::string why = option.violation(value);
+    if (why.empty()) continue;
+    if (error) {
+      const std::string shown = option.kind == OptionKind::kInteger
+                                    ? std::to_string(static_cast<long long>(value))
+                                    : format_number(value);
+      *error = option.full_key() + " = " + shown + ": " + why;
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sdprl
