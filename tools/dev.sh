@@ -4,9 +4,12 @@
 #   tools/dev.sh test                                  build, then run the test suite (ctest)
 #   tools/dev.sh build                                 build only
 #   tools/dev.sh sanitize [ctest options]              ASan + UBSan build in build-asan, then ctest there
+#   tools/dev.sh clang [ctest options]                 clang build in build-clang, warnings as errors, then ctest
 #   tools/dev.sh <other sdprl command ...>             build, then run build/bin/sdprl <command ...>
 # Environment: SDPRL_BUILD_DIR (default: build), SDPRL_BUILD_TYPE (default: Release),
-# SDPRL_ASAN_BUILD_DIR (default: build-asan).
+# SDPRL_ASAN_BUILD_DIR (default: build-asan), SDPRL_CLANG_BUILD_DIR (default: build-clang).
+# With CI=true (as CI services and .ci/run set it) the build in SDPRL_BUILD_DIR treats warnings as
+# errors (-DSDPRL_WERROR=ON); the sanitizer build never does.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SDPRL_BUILD_DIR:-$root/build}
@@ -18,6 +21,10 @@ packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-program-options
           libgtest-dev libgmock-dev libbenchmark-dev gzip bzip2)  # the last two: tests compress files
 # The interior-point SDP solver that the global-optimality test (tests/sdpa_global_test.cc) compares with.
 packages+=(sdpa)
+command=${1:-build}
+[ $# -gt 0 ] && shift
+# The clang build: the compiler and its OpenMP runtime (gcc's libgomp comes with g++).
+[ "$command" = clang ] && packages+=(clang libomp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,8 +36,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
 
-command=${1:-build}
-[ $# -gt 0 ] && shift
 # The project's own builds are native (-march=native, off by default for installs): the shipped
 # models' reference results and the performance figures are those of a native build.
 cmake_args=(-DSDPRL_NATIVE=ON)
@@ -39,18 +44,32 @@ if [ "$command" = sanitize ]; then
   build=${SDPRL_ASAN_BUILD_DIR:-$root/build-asan}
   type=RelWithDebInfo
   cmake_args+=(-DSDPRL_SANITIZE=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1")
+elif [ "$command" = clang ]; then
+  build=${SDPRL_CLANG_BUILD_DIR:-$root/build-clang}
+  cmake_args+=(-DCMAKE_CXX_COMPILER=clang++ -DSDPRL_WERROR=ON)
+elif [ "${CI:-}" = true ]; then
+  # CI's gcc build treats warnings as errors.
+  cmake_args+=(-DSDPRL_WERROR=ON)
 fi
 
-# Configure a new build directory, and one configured without SDPRL_NATIVE (a plain `cmake -S . -B
-# build` leaves it off).
-if [ ! -f "$build/build.ninja" ] || ! grep -q '^SDPRL_NATIVE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null; then
+# Configure a new build directory, and again one configured with other options (a plain `cmake -S .
+# -B build` leaves SDPRL_NATIVE off; CI turns SDPRL_WERROR on in whatever configured the directory).
+configure=false
+[ -f "$build/build.ninja" ] || configure=true
+for arg in "${cmake_args[@]}"; do
+  case "$arg" in
+    -DCMAKE_*|-D*:*) ;;  # the compiler and flags: set when the directory is first configured
+    -D*=*) key=${arg#-D}; grep -q "^${key%%=*}:[A-Z]*=${key#*=}\$" "$build/CMakeCache.txt" 2>/dev/null || configure=true ;;
+  esac
+done
+if $configure; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${cmake_args[@]}" >&2
 fi
 cmake --build "$build" >&2
 
 case "$command" in
   build) ;;
-  test) cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@" ;;
+  test|clang) cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@" ;;
   sanitize)
     # Any report fails its test (the build uses -fno-sanitize-recover; halt_on_error for ASan).
     # Plugins are dlopen'ed by Boost.DLL and never unloaded, so leak reports keep their stacks.

@@ -25,8 +25,8 @@ double rmse(const EntrySet& set, const Matrix& X) {
 
 class CompletionEvaluator final : public Evaluator {
  public:
-  CompletionEvaluator(EntrySet validation, EntrySet test, std::size_t observed)
-      : validation_(std::move(validation)), test_(std::move(test)), observed_(observed) {}
+  CompletionEvaluator(EntrySet validation, EntrySet test)
+      : validation_(std::move(validation)), test_(std::move(test)) {}
   std::vector<Metric> evaluate(const Matrix& X) const override {
     std::vector<Metric> out;
     if (!test_.rows.empty()) out.push_back({"test_rmse", rmse(test_, X)});
@@ -38,7 +38,6 @@ class CompletionEvaluator final : public Evaluator {
 
  private:
   EntrySet validation_, test_;
-  std::size_t observed_;
 };
 
 io::CoordinateMatrix read_entries(const std::filesystem::path& file) {
@@ -174,7 +173,7 @@ Model build_completion(const ConfigTable& table, const BuildContext& context, co
                                              {"observed", static_cast<double>(observed.rows.size())}});
     Vector targets = Eigen::Map<const Vector>(observed.values.data(), static_cast<Index>(observed.values.size()));
     model.terms = std::make_shared<EntryTerms>(n, std::move(observed.rows), std::move(observed.cols), std::move(targets));
-    model.evaluator = std::make_shared<CompletionEvaluator>(std::move(validation), std::move(test), model.terms->size());
+    model.evaluator = std::make_shared<CompletionEvaluator>(std::move(validation), std::move(test));
     return model;
 }
 
