@@ -131,9 +131,12 @@ TEST(SurrogateTargeted, CurvatureCarriesTheWeights) {
     for (Index k = 0; k < static_cast<Index>(d.rows.size()); ++k) {
       const int i = d.rows[k], j = d.cols[k];
       if (i == j) continue;
-      // v orthogonal to x_i and x_j: the cross product in R^3.
-      Eigen::Vector3d xi = Xk.row(i).transpose(), xj = Xk.row(j).transpose();
-      Eigen::Vector3d v = xi.cross(xj).normalized();
+      // v orthogonal to x_i and x_j: the cross product in R^3, written out (Eigen's fixed-size
+      // cross() trips a GCC 12 -Warray-bounds false positive in the AVX-512 headers).
+      const auto xi = Xk.row(i), xj = Xk.row(j);
+      Vector v(3);
+      v << xi(1) * xj(2) - xi(2) * xj(1), xi(2) * xj(0) - xi(0) * xj(2), xi(0) * xj(1) - xi(1) * xj(0);
+      v.normalize();
       for (double scale : {1e-3, 1e-2, 0.1}) {
         for (double sign : {1.0, -1.0}) {
           Matrix D = Matrix::Zero(8, r);
