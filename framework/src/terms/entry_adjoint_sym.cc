@@ -15,7 +15,7 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
       double* o = acc.data();
       for (Index k = begin; k < end; ++k) {
         const double a = 0.5 * y[k];
-        const Index i = rows_[k], j = cols_[k];
+        const Index i = rows()[k], j = cols()[k];
         o[i] += a * v[j];
         o[j] += a * v[i];
       }
@@ -23,8 +23,8 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
     }
     for (Index k = begin; k < end; ++k) {
       const double a = 0.5 * y[k];
-      acc.row(rows_[k]).noalias() += a * V.row(cols_[k]);
-      acc.row(cols_[k]).noalias() += a * V.row(rows_[k]);
+      acc.row(rows()[k]).noalias() += a * V.row(cols()[k]);
+      acc.row(cols()[k]).noalias() += a * V.row(rows()[k]);
     }
   };
   // The spectral start applies this some hundred times (a third of the start at m = 10^5). The
