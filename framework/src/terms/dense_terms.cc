@@ -59,10 +59,10 @@ class DenseLinearization final : public TermLinearization {
 }  // namespace
 
 DenseTerms::DenseTerms(Index n, std::vector<Eigen::MatrixXd> Q, Vector targets)
-    : n_(n), targets_(std::move(targets)) {
-  if (static_cast<Index>(Q.size()) != targets_.size())
+    : TargetedTerms(n, std::move(targets)) {
+  if (static_cast<Index>(Q.size()) != size())
     throw Error("", "dense terms: " + std::to_string(Q.size()) + " matrices but " +
-                        std::to_string(targets_.size()) + " targets");
+                        std::to_string(size()) + " targets");
   sym_.reserve(Q.size());
   abs_.reserve(Q.size());
   for (std::size_t k = 0; k < Q.size(); ++k) {

@@ -162,35 +162,26 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
 }  // namespace
 
 DistanceTerms::DistanceTerms(Index n, std::vector<std::int32_t> rows, std::vector<std::int32_t> cols, Vector targets)
-    : n_(n), rows_(std::move(rows)), cols_(std::move(cols)), targets_(std::move(targets)) {
-  if (n <= 0) throw Error("", "distance terms: dimension must be positive, got " + std::to_string(n));
-  if (rows_.size() != cols_.size() || static_cast<Index>(rows_.size()) != targets_.size())
-    throw Error("", "distance terms: rows, cols and targets differ in length");
-  for (std::size_t k = 0; k < rows_.size(); ++k) {
-    if (rows_[k] < 0 || rows_[k] >= n || cols_[k] < 0 || cols_[k] >= n)
-      throw Error("", "distance term " + std::to_string(k) + ": index (" + std::to_string(rows_[k]) + ", " +
-                          std::to_string(cols_[k]) + ") outside [0, " + std::to_string(n) + ")");
-    if (rows_[k] == cols_[k])
-      throw Error("", "distance term " + std::to_string(k) + ": i = j = " + std::to_string(rows_[k]) +
+    : PairTerms("distance", n, std::move(rows), std::move(cols), std::move(targets)) {
+  for (Index k = 0; k < size(); ++k)
+    if (this->rows()[k] == this->cols()[k])
+      throw Error("", "distance term " + std::to_string(k) + ": i = j = " + std::to_string(this->rows()[k]) +
                           " gives Q = 0 (a distance needs two different points)");
-    if (!std::isfinite(targets_[static_cast<Index>(k)]))
-      throw Error("", "distance term " + std::to_string(k) + ": target is not finite");
-  }
 }
 
 DistanceTerms::~DistanceTerms() = default;
 
 void DistanceTerms::evaluate(const Matrix& X, Vector& values) const {
   values.resize(size());
-  for (Index k = 0; k < size(); ++k) values[k] = (X.row(rows_[k]) - X.row(cols_[k])).squaredNorm();
+  for (Index k = 0; k < size(); ++k) values[k] = (X.row(rows()[k]) - X.row(cols()[k])).squaredNorm();
 }
 
 void DistanceTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const {
   out.setZero(V.rows(), V.cols());
   for (Index k = 0; k < size(); ++k) {
-    const Eigen::RowVectorXd g = y[k] * (V.row(rows_[k]) - V.row(cols_[k]));
-    out.row(rows_[k]) += g;
-    out.row(cols_[k]) -= g;
+    const Eigen::RowVectorXd g = y[k] * (V.row(rows()[k]) - V.row(cols()[k]));
+    out.row(rows()[k]) += g;
+    out.row(cols()[k]) -= g;
   }
 }
 

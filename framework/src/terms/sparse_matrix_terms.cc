@@ -169,15 +169,15 @@ std::string term_name(std::size_t k) { return "sparse matrix term " + std::to_st
 }  // namespace
 
 SparseMatrixTerms::SparseMatrixTerms(Index n, const std::vector<std::vector<Entry>>& terms, Vector targets)
-    : n_(n), targets_(std::move(targets)) {
+    : TargetedTerms(n, std::move(targets)) {
   if (n <= 0) throw Error("", "sparse matrix terms: dimension must be positive, got " + std::to_string(n));
-  if (static_cast<Index>(terms.size()) != targets_.size())
+  if (static_cast<Index>(terms.size()) != size())
     throw Error("", "sparse matrix terms: " + std::to_string(terms.size()) + " matrices but " +
-                        std::to_string(targets_.size()) + " targets");
+                        std::to_string(size()) + " targets");
   entry_ptr_.assign(1, 0);
   support_ptr_.assign(1, 0);
   for (std::size_t k = 0; k < terms.size(); ++k) {
-    if (!std::isfinite(targets_[static_cast<Index>(k)])) throw Error("", term_name(k) + ": target is not finite");
+    if (!std::isfinite(this->targets()[static_cast<Index>(k)])) throw Error("", term_name(k) + ": target is not finite");
     // S = sym(Q) on the upper triangle: S_ii = Q_ii, S_ij = (Q_ij + Q_ji) / 2 for i < j.
     std::map<std::pair<std::int32_t, std::int32_t>, double> upper;
     for (const Entry& e : terms[k]) {

@@ -8,21 +8,18 @@
 
 #include <Eigen/Dense>
 
-#include "sdprl/constraint_set.h"
 #include "sdprl/export.h"
+#include "sdprl/terms/term_data.h"
 
 namespace sdprl {
 
-class SDPRL_API DenseTerms final : public ConstraintSet {
+class SDPRL_API DenseTerms final : public TargetedTerms {
  public:
   // Q[k] is n x n (need not be symmetric); targets[k] = t_k.
   DenseTerms(Index n, std::vector<Eigen::MatrixXd> Q, Vector targets);
   ~DenseTerms() override;
 
   std::string family() const override { return "dense"; }
-  Index dimension() const override { return n_; }
-  Index size() const override { return static_cast<Index>(sym_.size()); }
-  const Vector& targets() const override { return targets_; }
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
@@ -31,9 +28,7 @@ class SDPRL_API DenseTerms final : public ConstraintSet {
   const std::vector<Eigen::MatrixXd>& absolute_parts() const { return abs_; }
 
  private:
-  Index n_;
   std::vector<Eigen::MatrixXd> sym_, abs_;
-  Vector targets_;
 };
 
 }  // namespace sdprl

@@ -17,12 +17,12 @@
 #include <memory>
 #include <vector>
 
-#include "sdprl/constraint_set.h"
 #include "sdprl/export.h"
+#include "sdprl/terms/term_data.h"
 
 namespace sdprl {
 
-class SDPRL_API DistanceTerms final : public ConstraintSet {
+class SDPRL_API DistanceTerms final : public PairTerms {
  public:
   // Terms (rows[k], cols[k]) with targets[k] (squared distances); indices 0-based, < n, and
   // rows[k] != cols[k] (a zero Q is refused). Throws Error otherwise.
@@ -30,20 +30,9 @@ class SDPRL_API DistanceTerms final : public ConstraintSet {
   ~DistanceTerms() override;
 
   std::string family() const override { return "distance"; }
-  Index dimension() const override { return n_; }
-  Index size() const override { return static_cast<Index>(rows_.size()); }
-  const Vector& targets() const override { return targets_; }
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
-
-  const std::vector<std::int32_t>& rows() const { return rows_; }
-  const std::vector<std::int32_t>& cols() const { return cols_; }
-
- private:
-  Index n_;
-  std::vector<std::int32_t> rows_, cols_;
-  Vector targets_;
 };
 
 }  // namespace sdprl

@@ -16,12 +16,12 @@
 #include <memory>
 #include <vector>
 
-#include "sdprl/constraint_set.h"
 #include "sdprl/export.h"
+#include "sdprl/terms/term_data.h"
 
 namespace sdprl {
 
-class SDPRL_API EntryTerms final : public ConstraintSet {
+class SDPRL_API EntryTerms final : public PairTerms {
  public:
   // Terms (rows[k], cols[k]) with targets[k]; indices 0-based and < n. Throws Error on a bad index
   // or a non-finite target.
@@ -29,20 +29,9 @@ class SDPRL_API EntryTerms final : public ConstraintSet {
   ~EntryTerms() override;
 
   std::string family() const override { return "entry"; }
-  Index dimension() const override { return n_; }
-  Index size() const override { return static_cast<Index>(rows_.size()); }
-  const Vector& targets() const override { return targets_; }
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
-
-  const std::vector<std::int32_t>& rows() const { return rows_; }
-  const std::vector<std::int32_t>& cols() const { return cols_; }
-
- private:
-  Index n_;
-  std::vector<std::int32_t> rows_, cols_;
-  Vector targets_;
 };
 
 }  // namespace sdprl

@@ -35,12 +35,12 @@
 #include <memory>
 #include <vector>
 
-#include "sdprl/constraint_set.h"
 #include "sdprl/export.h"
+#include "sdprl/terms/term_data.h"
 
 namespace sdprl {
 
-class SDPRL_API SparseMatrixTerms final : public ConstraintSet {
+class SDPRL_API SparseMatrixTerms final : public TargetedTerms {
  public:
   // One nonzero of Q (0-based). Q need not be symmetric; entries at the same (row, col) add.
   struct Entry {
@@ -59,9 +59,6 @@ class SDPRL_API SparseMatrixTerms final : public ConstraintSet {
   ~SparseMatrixTerms() override;
 
   std::string family() const override { return "sparse-matrix"; }
-  Index dimension() const override { return n_; }
-  Index size() const override { return targets_.size(); }
-  const Vector& targets() const override { return targets_; }
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
@@ -83,8 +80,6 @@ class SDPRL_API SparseMatrixTerms final : public ConstraintSet {
 
 
  private:
-  Index n_;
-  Vector targets_;
   std::vector<Index> entry_ptr_, support_ptr_;
   std::vector<std::int32_t> upper_rows_, upper_cols_, upper_local_rows_, upper_local_cols_, support_rows_;
   std::vector<double> upper_values_, gershgorin_;
