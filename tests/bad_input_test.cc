@@ -348,6 +348,15 @@ TEST_F(BadInputTest, LossViolatingConcavity) {
   expect_refused(r, "loss 'test-convex'", {"cannot be used by the MM solver", "phi is not concave: phi'(1e-06) = 1.000001 > phi'(0) = 1"});
 }
 
+TEST_F(BadInputTest, LossDerivativeDisagreesWithValue) {
+  const fs::path file = model(file_model("", "test-wrong-derivative"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, "loss 'test-wrong-derivative'",
+                 {"cannot be used by the MM solver", "phi' disagrees with phi: the slope (phi(b) - phi(a)) / (b - a) = "
+                                                     "0.9999995 between a = 0 and b = 1e-06 is not within [phi'(b), "
+                                                     "phi'(a)] = [0.4999995, 0.5]"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // The output.
 
