@@ -51,6 +51,7 @@ struct RunResult {
   std::vector<LambdaTrial> trials;       // one per lambda of the grid (a single entry without grid)
   std::filesystem::path output_directory;
   std::string loss, application;
+  SolverOptions options;                 // [solver] as read (model file and --set)
 };
 
 // Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is

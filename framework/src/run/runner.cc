@@ -179,6 +179,7 @@ RunResult run_model(const RunRequest& request) {
   result.application = setup.application;
   Matrix given_start;
   const SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
+  result.options = base_options;
   // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
   // file can hold several losses' parameters and `--set loss.type=...` switches between them.
   const ConfigTable loss_table = config.table("loss");
