@@ -431,6 +431,16 @@ TEST_F(BadInputTest, NumericalBlowUp) {
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
 }
 
+// X = 0 is a stationary point of F: from it MM "converges" at once (objective 1213 against 145 on
+// the quickstart). Refused, with the column named.
+TEST_F(BadInputTest, ZeroStartingFactor) {
+  write_file(dir() / "X0.mtx", "%%MatrixMarket matrix array real general\n6 1\n0\n0\n0\n0\n0\n0\n");
+  const fs::path file = model(file_model("", "l1", "rank = 1\ninit = \"file\"\ninit_file = \"X0.mtx\"\n"));
+  const Result r = run(file);
+  expect_refused(r, located(file, 11), {"solver.init_file: column 1 of the starting factor is zero (the whole factor is zero): MM never "
+                                         "moves a zero column of X"});
+}
+
 // A loss plugin whose batched values jump up from its 4th call on (tests/plugins/jump_loss.cc):
 // F rises in MM step 3 (the loss is evaluated once at the start and once per step) by about
 // 8 x 100, far beyond eps_3 = F_0 / 3^1.5 = 12, which no inexact ADMM explains (a jump of 1 per term

@@ -231,6 +231,8 @@ RunResult run_model(const RunRequest& request) {
       config.table("solver").fail("init_file", "the starting factor is " + std::to_string(given_start.rows()) + " x " +
                                                    std::to_string(given_start.cols()) + ", expected " +
                                                    std::to_string(model.terms->dimension()) + " x " + std::to_string(rank));
+    if (const std::string problem = starting_factor_problem(model, given_start); !problem.empty())
+      config.table("solver").fail("init_file", problem);
   }
   io::ensure_writable_directory(out_dir);
   result.output_directory = out_dir;
