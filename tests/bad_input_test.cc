@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "sdprl/plugin.h"
+#include "sdprl/error.h"
+#include "sdprl/runner.h"
 #include "test_files.h"
 #include "test_run.h"
 
@@ -359,6 +361,58 @@ TEST_F(BadInputTest, LossDerivativeDisagreesWithValue) {
 
 // ---------------------------------------------------------------------------------------------
 // The output.
+
+// An output directory belongs to one run at a time: a second run while the first holds the lock
+// (here: this test process holds it) is refused, and nothing of the first is touched.
+TEST_F(BadInputTest, OutputDirectoryInUse) {
+  const fs::path file = model(file_model());
+  fs::create_directories(out());
+  write_file(out() / "X.mtx", "the first run's\n");
+  {
+    const sdprl::OutputLock first(out());
+    const Result r = run(file);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "sdprl: error: " + out().string() + ": another sdprl run (process " + std::to_string(::getpid()) +
+                         ") is writing into this output directory; wait for it, or give another --out\n");
+    EXPECT_EQ(read_file(out() / "X.mtx"), "the first run's\n");
+  }
+  EXPECT_FALSE(fs::exists(out() / ".sdprl.lock"));  // removed with the lock
+  EXPECT_EQ(run(file).code, 0);                     // free again
+  EXPECT_FALSE(fs::exists(out() / ".sdprl.lock"));
+}
+
+// A new run into a directory that holds a checkpoint would delete the unfinished run's state:
+// refused, naming --resume and --force; --force starts over.
+TEST_F(BadInputTest, CheckpointInOutputDirectory) {
+  const fs::path file = model(file_model());
+  fs::create_directories(out());
+  write_file(out() / "checkpoint.sdprl", "an unfinished run's state");
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "sdprl: error: " + out().string() + ": holds the checkpoint of an unfinished run: continue it with "
+                       "`sdprl run --resume " + out().string() + "`, or start a new run there with --force (which "
+                       "deletes it)\n");
+  EXPECT_EQ(read_file(out() / "checkpoint.sdprl"), "an unfinished run's state");
+  const Result forced = run(file, {"--force"});
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_FALSE(fs::exists(out() / "checkpoint.sdprl"));
+  EXPECT_TRUE(fs::exists(out() / "summary.json"));
+}
+
+// [output] directory = "" would write into the working directory.
+TEST_F(BadInputTest, EmptyOutputDirectory) {
+  const fs::path file = model(file_model() + "\n[output]\ndirectory = \"\"\n");
+  sdprl::RunRequest req;
+  req.model_file = file;
+  req.quiet = true;
+  try {
+    sdprl::run_model(req);
+    ADD_FAILURE() << "an empty output directory was accepted";
+  } catch (const sdprl::Error& e) {
+    EXPECT_TRUE(std::regex_match(e.where(), std::regex(escape_regex(file.string()) + ":[0-9]+:[0-9]+"))) << e.where();
+    EXPECT_EQ(e.message(), "output.directory: an empty directory would write the outputs into the current directory; name one");
+  }
+}
 
 TEST_F(BadInputTest, OutputDirectoryNotWritable) {
   // Below a regular file: no directory can be created there (even by root).

@@ -58,6 +58,7 @@ const char* kUsage =
     "run options:\n"
     "  --set KEY=VALUE   override a TOML key (dotted, e.g. loss.type=l1, solver.admm.rho=2)\n"
     "  --out DIR         output directory (default: [output] directory, else sdprl-results/<model>)\n"
+    "  --force           start a new run in a directory that holds a checkpoint (deleting it)\n"
     "  --plugin-path P   search P (a directory or a .so file) for plugins first; repeatable\n"
     "  --quiet           no iteration table on stderr\n"
     "  --resume DIR      continue from DIR/checkpoint.sdprl with the saved model file and --set\n"
@@ -111,7 +112,8 @@ int run(const std::vector<std::string>& args) {
   po::options_description desc("run options");
   desc.add_options()("set", po::value<std::vector<std::string>>()->composing(), "")(
       "out", po::value<std::string>(), "")("plugin-path", po::value<std::vector<std::string>>()->composing(), "")(
-      "quiet", po::bool_switch(), "")("resume", po::value<std::string>(), "")("model", po::value<std::string>(), "");
+      "quiet", po::bool_switch(), "")("force", po::bool_switch(), "")("resume", po::value<std::string>(), "")(
+      "model", po::value<std::string>(), "");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -135,6 +137,7 @@ int run(const std::vector<std::string>& args) {
   if (vm.count("plugin-path"))
     for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
   req.quiet = vm["quiet"].as<bool>();
+  req.force = vm["force"].as<bool>();
   req.interrupt = &g_interrupt;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
