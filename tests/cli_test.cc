@@ -240,8 +240,26 @@ TEST_F(CliTest, IterationTableGoesToStderrUnlessQuiet) {
   EXPECT_EQ(stdout_values(r.out).at("status"), "converged");
 }
 
+// A cap is not a result (docs/bad-input.md): exit 1 with the outputs written and a message that says
+// how far from the rule the run was; with relative_tolerance = 0 (a fixed number of steps) exit 0.
+TEST_F(CliTest, IterationCapIsNotAResult) {
+  const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 4\n"));
+  const Result r = run({"run", file.string(), "--out", (dir() / "capped").string()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(stdout_values(r.out).at("status"), "iteration_limit");
+  EXPECT_TRUE(fs::exists(dir() / "capped" / "X.mtx"));
+  const std::regex why("sdprl: not converged: stopped at max_mm_iterations = 4 before the relative change fell below "
+                       "relative_tolerance = 1e-05 on 3 consecutive steps; the last 3 steps' relative changes were "
+                       "[0-9.e-]+, [0-9.e-]+, [0-9.e-]+; ");
+  EXPECT_TRUE(std::regex_search(r.err, why)) << r.err;
+  const fs::path fixed = model(small_model("l1", "1.0", "max_mm_iterations = 4\nrelative_tolerance = 0.0\n"), "fixed.toml");
+  const Result f = run({"run", fixed.string(), "--out", (dir() / "fixed").string()});
+  EXPECT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(f.err.find("not converged"), std::string::npos) << f.err;
+}
+
 TEST_F(CliTest, DefaultOutputDirectoryIsNamedAfterTheModel) {
-  const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 5\n"), "tiny.toml");
+  const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 5\nrelative_tolerance = 0.0\n"), "tiny.toml");
   // The default directory is relative to the working directory.
   const std::string command = "cd " + shell_quote(dir().string()) + " && env -u SDPRL_PLUGIN_PATH " +
                               shell_quote(kExecutable.string()) + " run tiny.toml --quiet >/dev/null 2>&1";
@@ -604,7 +622,7 @@ TEST_F(RelocatedCliTest, MissingApplicationPluginIsReported) {
 
 TEST_F(RelocatedCliTest, PluginPathOptionFindsTheApplication) {
   // --plugin-path makes the missing application available again.
-  const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 3\n"));
+  const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 3\nrelative_tolerance = 0.0\n"));
   const Result r = run_program(program_,
                                {"run", file.string(), "--quiet", "--plugin-path", kPluginBuildDir.string(),
                                 "--out", (dir() / "out").string()},

@@ -1,5 +1,8 @@
 // Tests of the MatrixMarket / CSV readers and writers and of atomic output files.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -569,6 +572,55 @@ TEST_F(IoTest, AtomicWriteMissingDirectoryIsAnError) {
   auto p = dir_ / "no" / "such" / "out.txt";
   expect_error([&] { write_atomically(p, [](std::ostream& out) { out << "x"; }); }, p.string(),
                "cannot write: ");
+}
+
+// Only regular files are replaced (docs/bad-input.md): a FIFO and a character device are written
+// through and stay what they are; a symbolic link to a regular file and a directory are refused,
+// and neither they nor their targets change.
+TEST_F(IoTest, AtomicWriteReplacesOnlyRegularFiles) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A reader that does not block (so that a writer that replaced the FIFO fails here, not hangs).
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  write_atomically(fifo, [](std::ostream& out) { out << "through the pipe\n"; });
+  char buffer[64] = {};
+  const ssize_t got = ::read(reader, buffer, sizeof buffer - 1);
+  ::close(reader);
+  EXPECT_EQ(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0), "through the pipe\n");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  // A character device, through a symbolic link (as /dev/stdout is one): the link in the temporary
+  // directory, so that a writer that replaced it would not touch /dev/null itself.
+  fs::create_symlink("/dev/null", dir_ / "to-null");
+  write_atomically(dir_ / "to-null", [](std::ostream& out) { out << "discarded\n"; });
+  EXPECT_TRUE(fs::is_symlink(dir_ / "to-null"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // Device nodes of the test's own (root only: mknod), never the system's: a node like /dev/null,
+  // and one like /dev/full, which fails every write (ENOSPC): an error, not a silent success.
+  if (::geteuid() == 0 && ::mknod((dir_ / "null").c_str(), S_IFCHR | 0600, ::makedev(1, 3)) == 0 &&
+      ::mknod((dir_ / "full").c_str(), S_IFCHR | 0600, ::makedev(1, 7)) == 0) {
+    write_atomically(dir_ / "null", [](std::ostream& out) { out << "discarded\n"; });
+    EXPECT_TRUE(fs::is_character_file(dir_ / "null"));
+    expect_error([&] { write_atomically(dir_ / "full", [](std::ostream& out) { out << std::string(1 << 16, 'x'); }); },
+                 (dir_ / "full").string(), "cannot write: error writing");
+    EXPECT_TRUE(fs::is_character_file(dir_ / "full"));
+  }
+
+  const fs::path target = write_file("target.txt", "keep\n");
+  fs::create_symlink(target, dir_ / "link");
+  expect_error([&] { write_atomically(dir_ / "link", [](std::ostream& out) { out << "new\n"; }); },
+               (dir_ / "link").string(), "cannot write: it is a symbolic link to a regular file; sdprl replaces only "
+                                         "regular files: give the target's own path");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link"));
+  EXPECT_EQ(read_text(target), "keep\n");
+  fs::create_directory(dir_ / "sub");
+  expect_error([&] { write_atomically(dir_ / "sub", [](std::ostream& out) { out << "new\n"; }); },
+               (dir_ / "sub").string(), "cannot write: it is a directory; sdprl replaces only regular files");
+  EXPECT_TRUE(fs::is_directory(dir_ / "sub"));
+  // No temporary file was left by any of them.
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
 }
 
 TEST_F(IoTest, EnsureWritableDirectory) {

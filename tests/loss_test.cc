@@ -111,6 +111,12 @@ class OffsetLoss final : public Loss {
   double value(double a) const override { return 1.0 + a; }
   double derivative(double) const override { return 1.0; }
 };
+class HalfDerivativeLoss final : public Loss {  // concave and increasing, but phi' is half of phi's slope
+ public:
+  std::string name() const override { return "half-derivative"; }
+  double value(double a) const override { return std::log1p(a); }
+  double derivative(double a) const override { return 0.5 / (1.0 + a); }
+};
 class WigglyLoss final : public Loss {  // increasing with phi' > 0 but convex between 1 and 2
  public:
   std::string name() const override { return "wiggly"; }
@@ -126,6 +132,10 @@ TEST(LossContract, RefusesLossesThatBreakIt) {
   EXPECT_NE(loss_contract_violation(decreasing).find("phi'(0) must be finite and positive"), std::string::npos);
   OffsetLoss offset;
   EXPECT_NE(loss_contract_violation(offset).find("phi(0) must be 0"), std::string::npos);
+  HalfDerivativeLoss half;
+  const std::string h = loss_contract_violation(half);
+  EXPECT_NE(h.find("phi' disagrees with phi"), std::string::npos) << h;
+  EXPECT_NE(h.find("between a = 0 and b = 1e-06"), std::string::npos) << h;  // the first grid interval
   WigglyLoss wiggly;
   const std::string w = loss_contract_violation(wiggly);
   EXPECT_NE(w.find("not concave"), std::string::npos) << w;

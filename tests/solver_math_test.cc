@@ -402,6 +402,45 @@ TEST(Nonnegativity, EveryIterateIsNonnegative) {
 // nonnegative low-rank data the projected start then holds most of the start's mass; with the
 // eigensolver's arbitrary signs a column can lose nearly all of it (SNMF m = 1000: 3 of 5 seeds
 // ended at test RMSE 0.86-0.92 instead of 0.12).
+// A row that only a diagonal term touches, left at exactly 0 by the spectral start, would never
+// move (its gradient is a multiple of x_i). Here S = diag-block: the top two eigenvalues (8, 4)
+// live on rows 1-3, so row 0's eigenvector entries are 0; its term (0, 0) with target 1 is then
+// met only if the start gives row 0 something to grow from.
+TEST(SpectralStart, ZeroRowsThatTermsUseStartFromNoise) {
+  EntryData d;
+  d.n = 4;
+  d.rows = {1, 2, 1, 3, 0};
+  d.cols = {1, 2, 2, 3, 0};
+  d.targets = Vector(5);
+  d.targets << 5.0, 5.0, 3.0, 4.0, 1.0;
+  Model model;
+  model.terms = entry_terms(d);
+  SolverOptions o;
+  o.verbose = false;
+  o.rank = 2;
+  Matrix X;
+  initialize(model, o, 2, X);
+  EXPECT_GT(X.row(0).squaredNorm(), 0.0);
+  o.init = InitKind::kGiven;
+  auto loss = load_loss("l1");
+  const Summary s = solve(model, *loss, RegularizationWeights{1e-3, 0.0}, o, X);
+  ASSERT_TRUE(s.usable());
+  // Stuck at x_0 = 0 the (0, 0) term alone costs |0 - 1| = 1.
+  EXPECT_LT(std::abs(X.row(0).squaredNorm() - 1.0), 0.05) << X;
+  // And a given start with that row at 0 is refused, as is X = 0.
+  Matrix Z = X;
+  Z.row(0).setZero();
+  EXPECT_THROW(initialize(model, o, 2, Z), Error);
+  Matrix zero = Matrix::Zero(4, 2);
+  try {
+    initialize(model, o, 2, zero);
+    ADD_FAILURE() << "X = 0 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("column 1 of the starting factor is zero (the whole factor is zero)"), std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(Nonnegativity, SpectralStartKeepsTheSignThatSurvivesTheProjection) {
   for (unsigned seed = 1; seed <= 6; ++seed) {
     const Index n = 60, r = 3;

@@ -26,7 +26,7 @@ TEST(ThreadDeterminism, OneAndTwoThreadsGiveBitIdenticalX) {
     const fs::path out = tmp.path() / ("threads" + std::to_string(threads));
     const auto r = run_sdprl({"run", model.string(), "--quiet", "--out", out.string(),
                               "--set", "model.synthetic.m=1500", "--set", "model.synthetic.s=4.0",
-                              "--set", "regularizer.lambda=1.0", "--set", "solver.max_mm_iterations=4",
+                              "--set", "regularizer.lambda=1.0", "--set", "solver.max_mm_iterations=4", "--set", "solver.relative_tolerance=0",
                               "--set", "solver.threads=" + std::to_string(threads)},
                              tmp.path());
     ASSERT_EQ(r.code, 0) << r.err;

@@ -5,12 +5,15 @@
 //   sdprl export-sdpa MODEL.toml -o FILE.dat-s [--set KEY=VALUE ...] [--plugin-path DIR ...]
 //   sdprl help [options [--markdown]]
 // Errors in the model, its data or the plugins print one message "sdprl: error: WHERE: WHAT" and
-// exit with status 2; a run that ends without a usable result exits with status 3; a run stopped
+// exit with status 2; a run that ends without a usable result exits with status 3; one stopped by
+// max_mm_iterations or time_limit before converging exits with status 1 (its outputs written),
+// unless relative_tolerance = 0 asked for a fixed number of steps; a run stopped
 // by SIGINT or SIGTERM writes its outputs and a checkpoint and exits with 128 + the signal's number
 // (130, 143: the shells' convention for "killed by", so that `sdprl run ... && next` stops there).
 #include <boost/program_options.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +58,7 @@ const char* kUsage =
     "run options:\n"
     "  --set KEY=VALUE   override a TOML key (dotted, e.g. loss.type=l1, solver.admm.rho=2)\n"
     "  --out DIR         output directory (default: [output] directory, else sdprl-results/<model>)\n"
+    "  --force           start a new run in a directory that holds a checkpoint (deleting it)\n"
     "  --plugin-path P   search P (a directory or a .so file) for plugins first; repeatable\n"
     "  --quiet           no iteration table on stderr\n"
     "  --resume DIR      continue from DIR/checkpoint.sdprl with the saved model file and --set\n"
@@ -77,11 +81,39 @@ std::vector<std::pair<std::string, std::string>> overrides_of(const po::variable
   return out;
 }
 
+std::string fmt_g(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+// Why a run that hit a cap is not converged, in numbers: the relative changes of its last steps
+// against the rule it did not meet (docs/method.md section 7).
+std::string not_converged_reason(const sdprl::RunResult& r) {
+  const sdprl::SolverOptions& o = r.options;
+  const sdprl::Summary& s = r.summary;
+  std::ostringstream os;
+  os << (s.status == sdprl::SolverStatus::kTimeLimit ? "stopped at the time limit of " + fmt_g(o.time_limit) + " s"
+                                                     : "stopped at max_mm_iterations = " + std::to_string(o.max_mm_iterations))
+     << " before the relative change fell below relative_tolerance = " << fmt_g(o.relative_tolerance) << " on "
+     << o.consecutive << " consecutive steps";
+  const std::size_t shown = std::min<std::size_t>(s.trace.size(), static_cast<std::size_t>(std::max(o.consecutive, 1)));
+  if (shown > 0) {
+    os << "; the last " << (shown == 1 ? "step's relative change was" : std::to_string(shown) + " steps' relative changes were");
+    for (std::size_t i = s.trace.size() - shown; i < s.trace.size(); ++i)
+      os << (i + shown == s.trace.size() ? " " : ", ") << fmt_g(s.trace[i].relative_change);
+  }
+  os << "; the last iterate and its summary are in " << r.output_directory.string()
+     << " (raise max_mm_iterations or time_limit, or resume from it with init = \"file\")";
+  return os.str();
+}
+
 int run(const std::vector<std::string>& args) {
   po::options_description desc("run options");
   desc.add_options()("set", po::value<std::vector<std::string>>()->composing(), "")(
       "out", po::value<std::string>(), "")("plugin-path", po::value<std::vector<std::string>>()->composing(), "")(
-      "quiet", po::bool_switch(), "")("resume", po::value<std::string>(), "")("model", po::value<std::string>(), "");
+      "quiet", po::bool_switch(), "")("force", po::bool_switch(), "")("resume", po::value<std::string>(), "")(
+      "model", po::value<std::string>(), "");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -105,6 +137,7 @@ int run(const std::vector<std::string>& args) {
   if (vm.count("plugin-path"))
     for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
   req.quiet = vm["quiet"].as<bool>();
+  req.force = vm["force"].as<bool>();
   req.interrupt = &g_interrupt;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -127,6 +160,14 @@ int run(const std::vector<std::string>& args) {
                      ? ("continue with: sdprl run --resume " + r.output_directory.string()).c_str()
                      : "no checkpoint was taken (the L-BFGS solver takes none), so it cannot be resumed");
     return 128 + (signal > 0 ? signal : SIGINT);
+  }
+  const sdprl::SolverStatus status = r.summary.status;
+  if (status == sdprl::SolverStatus::kIterationLimit || status == sdprl::SolverStatus::kTimeLimit) {
+    // A cap is not a result: exit 1, unless the run was asked for a fixed number of steps
+    // (relative_tolerance = 0, which no step meets).
+    if (r.options.relative_tolerance == 0.0) return 0;
+    std::fprintf(stderr, "sdprl: not converged: %s\n", not_converged_reason(r).c_str());
+    return 1;
   }
   if (r.summary.usable()) return 0;
   // A numerical failure: the outputs (summary, trace, last finite iterate) are written; say why.

@@ -1,6 +1,7 @@
 // The MM solver's contract with a loss (paper Assumption 3; docs/method.md section 1): phi(0) = 0,
 // phi increasing and concave on [0, inf), phi' finite, phi'(0) > 0 and
-// phi' >= 0 (it may underflow to 0 far out, as the Laplace loss's does). A loss that breaks it makes the
+// phi' >= 0 (it may underflow to 0 far out, as the Laplace loss's does), and phi' the derivative
+// of phi (every chord's slope between phi' at its ends). A loss that breaks it makes the
 // surrogate H a non-majoriser, and MM then gives no guarantee at all, so it is refused up front.
 #pragma once
 

@@ -36,6 +36,22 @@ struct RunRequest {
   // file, overrides and plugin paths saved in it (model_file and overrides must then be empty;
   // plugin_paths are searched before the saved ones). Refused when the model file changed since.
   std::optional<std::filesystem::path> resume_directory;
+  // --force: a new run into a directory that holds a checkpoint deletes it (refused otherwise).
+  bool force = false;
+};
+
+// The exclusive lock (flock) of an output directory for the lifetime of a run: a second run into
+// the same directory is refused while the first holds it. Throws Error naming the directory.
+class SDPRL_API OutputLock {
+ public:
+  explicit OutputLock(const std::filesystem::path& directory);
+  ~OutputLock();
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  std::filesystem::path file_;
+  int fd_ = -1;
 };
 
 struct LambdaTrial {
@@ -51,6 +67,7 @@ struct RunResult {
   std::vector<LambdaTrial> trials;       // one per lambda of the grid (a single entry without grid)
   std::filesystem::path output_directory;
   std::string loss, application;
+  SolverOptions options;                 // [solver] as read (model file and --set)
 };
 
 // Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is

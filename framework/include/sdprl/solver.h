@@ -185,7 +185,12 @@ struct Summary {
 SDPRL_API double objective(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                            const Matrix& X);
 
-// The starting point of options.init (kGiven: X unchanged). Throws Error if X has the wrong shape.
+// Why MM could not leave the starting factor X (a zero column; a zero row that the model's terms
+// use), or "" when it can. initialize() refuses such a given start.
+SDPRL_API std::string starting_factor_problem(const Model& model, const Matrix& X);
+
+// The starting point of options.init (kGiven: X unchanged). Throws Error if X has the wrong shape
+// or is a start MM cannot leave (starting_factor_problem).
 SDPRL_API void initialize(const Model& model, const SolverOptions& options, Index rank, Matrix& X);
 
 // The algorithm that will minimise F with this loss: `requested` unless it is kAuto, which picks

@@ -43,6 +43,18 @@ std::string loss_contract_violation(const Loss& loss) {
       os << "phi is not concave: phi'(" << b << ") = " << db << " > phi'(" << a << ") = " << da;
       return os.str();
     }
+    // phi' must be phi's derivative (a supergradient at a kink, as leaky-MCP's at theta): for a
+    // concave phi every chord's slope lies between the derivatives at its ends. A plugin whose
+    // phi' disagrees with its phi (say half of it) builds surrogates that do not touch F, and MM
+    // then "converges" anywhere. The slack covers the rounding of the difference quotient.
+    const double slope = (fb - fa) / (b - a);
+    const double slack = tol(fa, fb) / (b - a) + 1e-9 * (da + db);
+    if (slope > da + slack || slope < db - slack) {
+      os << "phi' disagrees with phi: the slope (phi(b) - phi(a)) / (b - a) = " << slope << " between a = " << a
+         << " and b = " << b << " is not within [phi'(b), phi'(a)] = [" << db << ", " << da
+         << "], where a concave phi's derivative must put it";
+      return os.str();
+    }
     const double mid = 0.5 * (a + b), fm = loss.value(mid);
     if (fm < 0.5 * (fa + fb) - tol(fa, fb)) {
       os << "phi is not concave: phi(" << mid << ") = " << fm << " < (phi(" << a << ") + phi(" << b

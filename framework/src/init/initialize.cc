@@ -112,7 +112,42 @@ bool top_eigenpairs(const ConstraintSet& terms, Index r, Eigen::VectorXd& values
   return true;
 }
 
+// Rows of X that some term touches. Row i of sum_tau y_tau sym(Q_tau) g, for random y > 0 and a
+// Gaussian g, is nonzero with probability 1 exactly when row i of some sym(Q_tau) is nonzero.
+std::vector<bool> touched_rows(const ConstraintSet& terms, std::uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x5bd1e995u);
+  std::uniform_real_distribution<double> positive(0.5, 1.5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Vector y(terms.size());
+  for (Index t = 0; t < y.size(); ++t) y[t] = positive(rng);
+  Matrix g(terms.dimension(), 1), out;
+  for (Index i = 0; i < g.rows(); ++i) g(i, 0) = normal(rng);
+  terms.apply_adjoint_sym(y, g, out);
+  std::vector<bool> touched(static_cast<std::size_t>(terms.dimension()));
+  for (Index i = 0; i < out.rows(); ++i) touched[static_cast<std::size_t>(i)] = out(i, 0) != 0.0;
+  return touched;
+}
+
 }  // namespace
+
+// docs/method.md section 2: every term's gradient is a multiple of sym(Q) X, so a zero column
+// stays zero for ever, and so does a zero row that only terms on the diagonal touch; X = 0 is the
+// extreme case, "converged" at once.
+std::string starting_factor_problem(const Model& model, const Matrix& X) {
+  for (Index j = 0; j < X.cols(); ++j)
+    if (X.col(j).squaredNorm() == 0.0)
+      return "column " + std::to_string(j + 1) + " of the starting factor is zero" +
+             (X.squaredNorm() == 0.0 ? " (the whole factor is zero)" : "") +
+             ": MM never moves a zero column of X (F is stationary along it); give a start without zero "
+             "columns, or use init = \"spectral\"";
+  const std::vector<bool> touched = touched_rows(*model.terms, 0);
+  for (Index i = 0; i < X.rows() && i < static_cast<Index>(touched.size()); ++i)
+    if (touched[static_cast<std::size_t>(i)] && X.row(i).squaredNorm() == 0.0)
+      return "row " + std::to_string(i + 1) + " of the starting factor is zero but the model's terms use it: a "
+             "zero row may never move (a term on the diagonal alone keeps it at 0); give it a nonzero value, or "
+             "use init = \"spectral\"";
+  return {};
+}
 
 void initialize(const Model& model, const SolverOptions& options, Index rank, Matrix& X) {
   const ConstraintSet& terms = *model.terms;
@@ -124,6 +159,8 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
                                        std::to_string(X.cols()) + ", expected " + std::to_string(n) +
                                        " x " + std::to_string(rank));
       if (!X.allFinite()) throw Error("solver.init", "the given starting factor has NaN/Inf entries");
+      if (const std::string problem = starting_factor_problem(model, X); !problem.empty())
+        throw Error("solver.init_file", problem);
       return;
     case InitKind::kGaussian:
       gaussian(n, rank, options.init_scale, options.seed, X);
@@ -168,6 +205,12 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
           if (minus.squaredNorm() > plus.squaredNorm()) X.col(j) *= -1.0;
         }
       }
+      // A row the terms use that the eigenvectors leave at exactly 0 (an SDPA LP variable, touched
+      // by a diagonal term alone) would never move; it starts from the small noise as well.
+      const std::vector<bool> touched = touched_rows(terms, options.seed);
+      for (Index i = 0; i < n; ++i)
+        if (touched[static_cast<std::size_t>(i)] && X.row(i).squaredNorm() == 0.0)
+          X.row(i) = model.constraint ? Vector(noise.row(i).cwiseAbs().transpose()) : Vector(noise.row(i).transpose());
       Vector v;
       terms.evaluate(X, v);
       const double alpha = robust_scale(v, terms.targets());

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <system_error>
 
@@ -42,6 +43,36 @@ int sync_path(const std::filesystem::path& p, int flags) {
   return err;
 }
 
+// Writes straight into a stream that is not a file to replace (a character device, a FIFO,
+// standard output): what `sort -o` or `cp` do there. Not atomic: a stream has no "previous
+// version" to keep.
+void write_through(std::ostream& out, const std::function<void(std::ostream&)>& write,
+                   const std::function<Error(const std::string&)>& fail) {
+  errno = 0;
+  try {
+    write(out);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw fail(e.what());
+  }
+  out.flush();
+  if (!out) {
+    const int err = errno;
+    throw fail(std::string("error writing") + (err != 0 ? ": " + errno_text(err) : std::string()));
+  }
+}
+
+std::string kind_of(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::directory: return "a directory";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    case std::filesystem::file_type::symlink: return "a symbolic link";
+    default: return "not a regular file";
+  }
+}
+
 }  // namespace
 
 void write_atomically(const std::filesystem::path& file,
@@ -51,6 +82,27 @@ void write_atomically(const std::filesystem::path& file,
     return Error(where, "cannot write: " + reason);
   };
   if (!file.has_filename()) throw fail("the path names no file");
+
+  // Only a regular file (or none) is replaced by the rename below: renaming over /dev/stdout, a
+  // device node, a FIFO or a symbolic link would put a regular file in its place. Devices and
+  // FIFOs (and "-", standard output) are written through instead, as Unix tools do; anything else
+  // that exists is refused.
+  if (file == "-") return write_through(std::cout, write, fail);
+  std::error_code ec;
+  const std::filesystem::file_status link = std::filesystem::symlink_status(file, ec);
+  if (!ec && link.type() != std::filesystem::file_type::not_found && link.type() != std::filesystem::file_type::regular) {
+    const std::filesystem::file_status target = std::filesystem::status(file, ec);
+    if (!ec && (target.type() == std::filesystem::file_type::character ||
+                target.type() == std::filesystem::file_type::fifo)) {
+      std::ofstream stream(file, std::ios::out | std::ios::binary);
+      if (!stream.is_open()) throw fail("cannot open it for writing: " + errno_text(errno));
+      return write_through(stream, write, fail);
+    }
+    throw fail("it is " + kind_of(link.type()) +
+               (link.type() == std::filesystem::file_type::symlink && !ec && target.type() == std::filesystem::file_type::regular
+                    ? " to a regular file; sdprl replaces only regular files: give the target's own path"
+                    : "; sdprl replaces only regular files"));
+  }
 
   const std::filesystem::path tmp =
       file.parent_path() / (file.filename().string() + ".tmp." + unique_suffix());
@@ -105,7 +157,6 @@ void write_atomically(const std::filesystem::path& file,
     throw fail("cannot sync temporary file '" + tmp.string() + "': " + errno_text(err));
   }
 
-  std::error_code ec;
   std::filesystem::rename(tmp, file, ec);
   if (ec) {
     remove_quietly(tmp);

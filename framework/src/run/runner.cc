@@ -1,6 +1,12 @@
 // run_model(): the TOML-to-files pipeline behind `sdprl run` (see sdprl/runner.h).
 #include "sdprl/runner.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -179,6 +185,7 @@ RunResult run_model(const RunRequest& request) {
   result.application = setup.application;
   Matrix given_start;
   const SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
+  result.options = base_options;
   // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
   // file can hold several losses' parameters and `--set loss.type=...` switches between them.
   const ConfigTable loss_table = config.table("loss");
@@ -230,8 +237,17 @@ RunResult run_model(const RunRequest& request) {
       config.table("solver").fail("init_file", "the starting factor is " + std::to_string(given_start.rows()) + " x " +
                                                    std::to_string(given_start.cols()) + ", expected " +
                                                    std::to_string(model.terms->dimension()) + " x " + std::to_string(rank));
+    if (const std::string problem = starting_factor_problem(model, given_start); !problem.empty())
+      config.table("solver").fail("init_file", problem);
   }
+  if (!req.output_directory && out_dir.empty())
+    output.fail("directory", "an empty directory would write the outputs into the current directory; name one");
+  if (!resumed && std::filesystem::exists(out_dir / run_detail::kCheckpointFile) && !req.force)
+    throw Error(out_dir.string(), "holds the checkpoint of an unfinished run: continue it with `sdprl run --resume " +
+                                      out_dir.string() + "`, or start a new run there with --force (which deletes it)");
   io::ensure_writable_directory(out_dir);
+  // One run at a time per output directory: two at once would mix their files.
+  const OutputLock lock(out_dir);
   result.output_directory = out_dir;
 
   SolverOptions options = base_options;
@@ -353,6 +369,35 @@ RunResult run_model(const RunRequest& request) {
     std::filesystem::remove(checkpoint_file, ec);
   }
   return result;
+}
+
+OutputLock::OutputLock(const std::filesystem::path& directory) : file_(directory / ".sdprl.lock") {
+  fd_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(directory.string(), std::string("cannot create the lock file .sdprl.lock: ") + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = {};
+    const ssize_t got = ::pread(fd_, pid, sizeof pid - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(directory.string(),
+                err == EWOULDBLOCK ? "another sdprl run" + (got > 0 ? " (process " + std::string(pid, static_cast<std::size_t>(got)) + ")" : std::string()) +
+                                         " is writing into this output directory; wait for it, or give another --out"
+                                   : std::string("cannot lock .sdprl.lock: ") + std::strerror(err));
+  }
+  const std::string me = std::to_string(static_cast<long>(::getpid()));
+  if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
+    // The process number is only shown to a second run; not having it is no error.
+  }
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ < 0) return;
+  // Removed, so that the directory holds only the outputs. (A run that opened the file just
+  // before the removal and locks it just after would hold a removed file: a window of one
+  // open()-to-flock() interval, against runs started by hand.)
+  ::unlink(file_.c_str());
+  ::close(fd_);
 }
 
 LoadedModel load_model(const RunRequest& req) {

@@ -14,7 +14,10 @@ namespace sdprl::io {
 
 // Calls `write` with a stream to a temporary file, then renames it to `file`. Any failure (the
 // stream's, or an exception from `write`) removes the temporary file and throws sdprl::Error
-// naming `file`.
+// naming `file`. Only a regular file is ever replaced: a character device or FIFO at `file` (also
+// through a symbolic link, as /dev/stdout is) is written through, not atomically; "-" writes to
+// standard output; any other existing non-regular file (a symbolic link to a regular file, a
+// directory, a socket, a block device) is refused.
 SDPRL_API void write_atomically(const std::filesystem::path& file,
                                 const std::function<void(std::ostream&)>& write);
 
