@@ -18,42 +18,21 @@
 #include <unistd.h>
 
 #include "io/compressed_input.h"
+#include "io/fields.h"
 #include "sdprl/error.h"
 #include "number_parsing.h"
 
 namespace sdprl::io {
 namespace {
 
-using detail::ParseStatus;
-using detail::parse_double;
-using detail::parse_int;
-using detail::quote;
-
-using detail::LineInput;
-
-// A token of a line with its 1-based column.
-struct Field {
-  std::string_view text;
-  long column = 0;
-};
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
-}
+using namespace detail;  // LineInput, Field and the number parsing
 
 // The whitespace-separated tokens of `line` up to a '#' comment.
 void split_fields(std::string_view line, std::vector<Field>& fields) {
   fields.clear();
   const std::size_t hash = line.find('#');
   if (hash != std::string_view::npos) line = line.substr(0, hash);
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    if (i >= line.size()) break;
-    const std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
-    fields.push_back({line.substr(start, i - start), static_cast<long>(start) + 1});
-  }
+  append_fields(line, is_space, fields);
 }
 
 // A finite real number; `what` names it in messages ("label", "value").
@@ -120,13 +99,6 @@ struct Entry {
   double value = 0.0;
 };
 
-}  // namespace
-
-namespace {
-
-LabeledData read_libsvm_lines(LineInput& in, Index features);
-LabeledData read_dense_lines(LineInput& in);
-
 void check_features(const std::string& name, Index features) {
   if (features < 0) {
     throw Error(name, "the declared number of features must be >= 0 (0: the largest "
@@ -136,31 +108,9 @@ void check_features(const std::string& name, Index features) {
 
 }  // namespace
 
-LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
-  check_features(file.string(), features);
-  LineInput in(file);
-  return read_libsvm_lines(in, features);
-}
-
 LabeledData read_libsvm(std::istream& stream, const std::string& name, Index features) {
   check_features(name, features);
   LineInput in(stream, name);
-  return read_libsvm_lines(in, features);
-}
-
-LabeledData read_dense_labeled(const std::filesystem::path& file) {
-  LineInput in(file);
-  return read_dense_lines(in);
-}
-
-LabeledData read_dense_labeled(std::istream& stream, const std::string& name) {
-  LineInput in(stream, name);
-  return read_dense_lines(in);
-}
-
-namespace {
-
-LabeledData read_libsvm_lines(LineInput& in, Index features) {
   std::vector<double> labels;
   std::vector<Entry> entries;        // all rows, concatenated
   std::vector<std::size_t> row_end;  // entries of row i: [row_end[i-1], row_end[i])
@@ -236,7 +186,12 @@ LabeledData read_libsvm_lines(LineInput& in, Index features) {
   return data;
 }
 
-LabeledData read_dense_lines(LineInput& in) {
+LabeledData read_libsvm(const std::filesystem::path& file, Index features) {
+  return read_libsvm(*detail::open_input(file), file.string(), features);
+}
+
+LabeledData read_dense_labeled(std::istream& stream, const std::string& name) {
+  LineInput in(stream, name);
   std::vector<double> labels;
   std::vector<double> values;  // row-major, d per row
   std::size_t d = 0;
@@ -274,6 +229,8 @@ LabeledData read_dense_lines(LineInput& in) {
   return data;
 }
 
-}  // namespace
+LabeledData read_dense_labeled(const std::filesystem::path& file) {
+  return read_dense_labeled(*detail::open_input(file), file.string());
+}
 
 }  // namespace sdprl::io

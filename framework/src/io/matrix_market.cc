@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
+#include <istream>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -16,27 +14,18 @@
 #include <utility>
 #include <vector>
 
-#include "sdprl/error.h"
+#include "io/compressed_input.h"
+#include "io/fields.h"
 #include "number_parsing.h"
+#include "sdprl/error.h"
 #include "sdprl/io/atomic_file.h"
 
 namespace sdprl::io {
 namespace {
 
-using detail::ParseStatus;
-using detail::parse_double;
-using detail::parse_int;
-using detail::quote;
+using namespace detail;  // LineInput, Field and the number parsing
 
 constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int64_t>::max() - 1;
-
-// A token of a line with its 1-based column.
-struct Field {
-  std::string_view text;
-  long column = 0;
-};
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -54,14 +43,7 @@ std::string_view trim(std::string_view s, long* offset = nullptr) {
 
 std::vector<Field> split_whitespace(std::string_view line) {
   std::vector<Field> fields;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    if (i >= line.size()) break;
-    std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
-    fields.push_back({line.substr(start, i - start), static_cast<long>(start) + 1});
-  }
+  append_fields(line, is_space, fields);
   return fields;
 }
 
@@ -82,53 +64,8 @@ std::vector<Field> split_csv(std::string_view line) {
   return fields;
 }
 
-// Reads a file (or a stream) line by line, counting lines and dropping a trailing '\r' (and a
-// UTF-8 BOM).
-class LineReader {
- public:
-  explicit LineReader(const std::filesystem::path& file) : path_(file.string()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) {
-      throw Error(path_, "cannot open file: it is a directory");
-    }
-    errno = 0;
-    file_.open(file, std::ios::in | std::ios::binary);
-    if (!file_.is_open()) {
-      const int err = errno;
-      throw Error(path_, std::string("cannot open file") +
-                             (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
-    }
-  }
-  LineReader(std::istream& in, std::string name) : path_(std::move(name)), in_(&in) {}
-
-  // Next line, or false at the end of the file.
-  bool next(std::string& line) {
-    if (!std::getline(*in_, line)) {
-      if (in_->bad()) throw Error(format_location(path_, line_), "read error after this line");
-      return false;
-    }
-    ++line_;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line_ == 1 && line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
-    return true;
-  }
-
-  long line() const { return line_; }
-  const std::string& path() const { return path_; }
-
-  [[noreturn]] void fail(const std::string& message, long column = 0) const {
-    throw Error(format_location(path_, line_, column), message);
-  }
-
- private:
-  std::string path_;
-  std::ifstream file_;
-  std::istream* in_ = &file_;
-  long line_ = 0;
-};
-
 // Next line that is neither blank nor a '%' comment; false at the end of the file.
-bool next_data_line(LineReader& reader, std::string& line) {
+bool next_data_line(LineInput& reader, std::string& line) {
   while (reader.next(line)) {
     std::string_view t = trim(line);
     if (t.empty() || t.front() == '%') continue;
@@ -142,7 +79,7 @@ struct Banner {
 };
 
 // Reads and checks the banner line "%%MatrixMarket matrix <format> <field> <symmetry>".
-Banner read_banner(LineReader& reader, std::string_view expected_format,
+Banner read_banner(LineInput& reader, std::string_view expected_format,
                    const std::string& example) {
   std::string line;
   if (!reader.next(line)) {
@@ -191,7 +128,7 @@ Banner read_banner(LineReader& reader, std::string_view expected_format,
 }
 
 // A non-negative integer of a size line.
-std::int64_t size_value(const LineReader& reader, const Field& f, const char* what) {
+std::int64_t size_value(const LineInput& reader, const Field& f, const char* what) {
   std::int64_t v = 0;
   ParseStatus s = parse_int(f.text, v);
   if (s == ParseStatus::out_of_range) {
@@ -205,7 +142,7 @@ std::int64_t size_value(const LineReader& reader, const Field& f, const char* wh
 }
 
 // An index of a row/column field: an integer in [lo, hi].
-std::int64_t index_value(const LineReader& reader, const Field& f, const char* what,
+std::int64_t index_value(const LineInput& reader, const Field& f, const char* what,
                          std::int64_t lo, std::int64_t hi) {
   std::int64_t v = 0;
   ParseStatus s = parse_int(f.text, v);
@@ -222,7 +159,7 @@ std::int64_t index_value(const LineReader& reader, const Field& f, const char* w
 }
 
 // An index that only has a lower bound (CSV).
-std::int64_t index_at_least(const LineReader& reader, const Field& f, const char* what,
+std::int64_t index_at_least(const LineInput& reader, const Field& f, const char* what,
                             std::int64_t base) {
   std::int64_t v = 0;
   ParseStatus s = parse_int(f.text, v);
@@ -242,7 +179,7 @@ std::int64_t index_at_least(const LineReader& reader, const Field& f, const char
 }
 
 // A finite real value. With `integer`, the token must be an integer.
-double real_value(const LineReader& reader, const Field& f, bool integer) {
+double real_value(const LineInput& reader, const Field& f, bool integer) {
   if (integer) {
     std::int64_t v = 0;
     ParseStatus s = parse_int(f.text, v);
@@ -270,9 +207,8 @@ std::string count_of(std::int64_t n, const char* one, const char* many) {
 
 }  // namespace
 
-namespace {
-
-CoordinateMatrix read_coordinate(LineReader& reader) {
+CoordinateMatrix read_matrix_market_coordinate(std::istream& in, const std::string& name) {
+  LineInput reader(in, name);
   static const std::string example = "%%MatrixMarket matrix coordinate real general";
   const Banner banner = read_banner(reader, "coordinate", example);
   const bool pattern = banner.field == "pattern";
@@ -335,7 +271,12 @@ CoordinateMatrix read_coordinate(LineReader& reader) {
   return m;
 }
 
-Matrix read_array(LineReader& reader) {
+CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::path& file) {
+  return read_matrix_market_coordinate(*detail::open_input(file), file.string());
+}
+
+Matrix read_matrix_market_array(std::istream& in, const std::string& name) {
+  LineInput reader(in, name);
   static const std::string example = "%%MatrixMarket matrix array real general";
   const Banner banner = read_banner(reader, "array", example);
   const bool integer = banner.field == "integer";
@@ -389,7 +330,11 @@ Matrix read_array(LineReader& reader) {
   return X;
 }
 
-CoordinateMatrix read_csv(LineReader& reader, int index_base);
+Matrix read_matrix_market_array(const std::filesystem::path& file) {
+  return read_matrix_market_array(*detail::open_input(file), file.string());
+}
+
+namespace {
 
 void check_index_base(const std::string& name, int index_base) {
   if (index_base != 0 && index_base != 1) {
@@ -398,38 +343,6 @@ void check_index_base(const std::string& name, int index_base) {
 }
 
 }  // namespace
-
-CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::path& file) {
-  LineReader reader(file);
-  return read_coordinate(reader);
-}
-
-CoordinateMatrix read_matrix_market_coordinate(std::istream& in, const std::string& name) {
-  LineReader reader(in, name);
-  return read_coordinate(reader);
-}
-
-Matrix read_matrix_market_array(const std::filesystem::path& file) {
-  LineReader reader(file);
-  return read_array(reader);
-}
-
-Matrix read_matrix_market_array(std::istream& in, const std::string& name) {
-  LineReader reader(in, name);
-  return read_array(reader);
-}
-
-CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base) {
-  check_index_base(file.string(), index_base);
-  LineReader reader(file);
-  return read_csv(reader, index_base);
-}
-
-CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name, int index_base) {
-  check_index_base(name, index_base);
-  LineReader reader(in, name);
-  return read_csv(reader, index_base);
-}
 
 void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
                                const std::string& comment) {
@@ -478,9 +391,9 @@ void write_matrix_market_array(const std::filesystem::path& file, const Matrix& 
   });
 }
 
-namespace {
-
-CoordinateMatrix read_csv(LineReader& reader, int index_base) {
+CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name, int index_base) {
+  check_index_base(name, index_base);
+  LineInput reader(in, name);
   CoordinateMatrix m;
   std::int64_t max_row = -1, max_col = -1;
   bool first = true;
@@ -517,6 +430,8 @@ CoordinateMatrix read_csv(LineReader& reader, int index_base) {
   return m;
 }
 
-}  // namespace
+CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base) {
+  return read_csv_triplets(*detail::open_input(file), file.string(), index_base);
+}
 
 }  // namespace sdprl::io

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/compressed_input.h"
+#include "io/fields.h"
 #include "number_parsing.h"
 #include "sdprl/error.h"
 #include "sdprl/io/atomic_file.h"
@@ -20,16 +21,9 @@
 namespace sdprl::io {
 namespace {
 
-using detail::LineInput;
-using detail::ParseStatus;
-using detail::parse_double;
-using detail::parse_int;
-using detail::quote;
+using namespace detail;  // LineInput, Field and the number parsing
 
-struct Token {
-  std::string_view text;
-  long column = 0;
-};
+using Token = Field;
 
 // SDPA's separators: blanks and the punctuation , ( ) { } that its dense format and SDPLIB's
 // headers use ("{1, -2}"). '=' is not one: "3 = mDIM" is a number followed by ignored text.
@@ -40,14 +34,7 @@ bool is_separator(char c) {
 
 std::vector<Token> tokenize(std::string_view line) {
   std::vector<Token> tokens;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && is_separator(line[i])) ++i;
-    if (i >= line.size()) break;
-    const std::size_t start = i;
-    while (i < line.size() && !is_separator(line[i])) ++i;
-    tokens.push_back({line.substr(start, i - start), static_cast<long>(start) + 1});
-  }
+  append_fields(line, is_separator, tokens);
   return tokens;
 }
 
@@ -62,7 +49,6 @@ bool is_comment_or_blank(std::string_view line) {
 // The data lines of the file, tokenized, with their line numbers kept by the LineInput.
 class Reader {
  public:
-  explicit Reader(const std::filesystem::path& file) : in_(file) {}
   Reader(std::istream& in, const std::string& name) : in_(in, name) {}
 
   // Next non-comment, non-blank line; false at the end of the file.
@@ -124,9 +110,8 @@ std::int64_t header_count(Reader& in, const std::string& what, const std::string
 
 }  // namespace
 
-namespace {
-
-SdpaProblem read(Reader& in) {
+SdpaProblem read_sdpa(std::istream& stream, const std::string& name) {
+  Reader in(stream, name);
   SdpaProblem p;
   p.m = header_count(in, "number of constraint matrices m", "m, the number of constraint matrices (mDIM)");
   const std::int64_t nblock = header_count(in, "number of blocks nBLOCK", "nBLOCK, the number of blocks");
@@ -208,16 +193,8 @@ SdpaProblem read(Reader& in) {
   return p;
 }
 
-}  // namespace
-
 SdpaProblem read_sdpa(const std::filesystem::path& file) {
-  Reader in(file);
-  return read(in);
-}
-
-SdpaProblem read_sdpa(std::istream& stream, const std::string& name) {
-  Reader in(stream, name);
-  return read(in);
+  return read_sdpa(*detail::open_input(file), file.string());
 }
 
 void write_sdpa(const std::filesystem::path& file, const SdpaProblem& p, const std::string& comment) {

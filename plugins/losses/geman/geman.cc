@@ -3,28 +3,18 @@
 //   phi'(a) = theta / (theta + a)^2.   At 0: phi = 0, phi' = 1 / theta.
 // Parameter: theta > 0 (default 1): residuals well above theta cost at most 1 each.
 #include "sdprl/plugin.h"
+#include "sdprl/scaled_loss.h"
 
 namespace {
 
-class GemanLoss final : public sdprl::Loss {
+class GemanLoss final : public sdprl::ScaledLoss<GemanLoss> {
  public:
-  explicit GemanLoss(double theta) : theta_(theta) {}
+  using ScaledLoss::ScaledLoss;
   std::string name() const override { return "geman"; }
-  double value(double a) const override { return a / (theta_ + a); }
-  double derivative(double a) const override { return theta_ / ((theta_ + a) * (theta_ + a)); }
-  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
-    sdprl::evaluate_inline(*this, a, phi, dphi);
-  }
-  std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
-
- private:
-  double theta_;
+  double value(double a) const override { return a / (theta() + a); }
+  double derivative(double a) const override { return theta() / ((theta() + a) * (theta() + a)); }
 };
-
-std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable& table) {
-  return std::make_unique<GemanLoss>(table.number("theta", 1.0, sdprl::NumberRule::positive()));
-}
 
 }  // namespace
 
-SDPRL_LOSS_PLUGIN("geman", "1.0", "Geman loss a / (theta + a)", make)
+SDPRL_LOSS_PLUGIN("geman", "1.0", "Geman loss a / (theta + a)", sdprl::ScaledLoss<GemanLoss>::make)

@@ -5,29 +5,19 @@
 #include <cmath>
 
 #include "sdprl/plugin.h"
+#include "sdprl/scaled_loss.h"
 
 namespace {
 
-class LaplaceLoss final : public sdprl::Loss {
+class LaplaceLoss final : public sdprl::ScaledLoss<LaplaceLoss> {
  public:
-  explicit LaplaceLoss(double theta) : theta_(theta) {}
+  using ScaledLoss::ScaledLoss;
   std::string name() const override { return "laplace"; }
   // -expm1 keeps full relative accuracy for a << theta.
-  double value(double a) const override { return -std::expm1(-a / theta_); }
-  double derivative(double a) const override { return std::exp(-a / theta_) / theta_; }
-  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
-    sdprl::evaluate_inline(*this, a, phi, dphi);
-  }
-  std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
-
- private:
-  double theta_;
+  double value(double a) const override { return -std::expm1(-a / theta()); }
+  double derivative(double a) const override { return std::exp(-a / theta()) / theta(); }
 };
-
-std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable& table) {
-  return std::make_unique<LaplaceLoss>(table.number("theta", 1.0, sdprl::NumberRule::positive()));
-}
 
 }  // namespace
 
-SDPRL_LOSS_PLUGIN("laplace", "1.0", "Laplace loss 1 - exp(-a / theta)", make)
+SDPRL_LOSS_PLUGIN("laplace", "1.0", "Laplace loss 1 - exp(-a / theta)", sdprl::ScaledLoss<LaplaceLoss>::make)

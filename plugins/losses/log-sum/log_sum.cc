@@ -5,28 +5,18 @@
 #include <cmath>
 
 #include "sdprl/plugin.h"
+#include "sdprl/scaled_loss.h"
 
 namespace {
 
-class LogSumLoss final : public sdprl::Loss {
+class LogSumLoss final : public sdprl::ScaledLoss<LogSumLoss> {
  public:
-  explicit LogSumLoss(double theta) : theta_(theta) {}
+  using ScaledLoss::ScaledLoss;
   std::string name() const override { return "log-sum"; }
-  double value(double a) const override { return std::log1p(a / theta_); }
-  double derivative(double a) const override { return 1.0 / (theta_ + a); }
-  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
-    sdprl::evaluate_inline(*this, a, phi, dphi);
-  }
-  std::vector<std::pair<std::string, double>> parameters() const override { return {{"theta", theta_}}; }
-
- private:
-  double theta_;
+  double value(double a) const override { return std::log1p(a / theta()); }
+  double derivative(double a) const override { return 1.0 / (theta() + a); }
 };
-
-std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable& table) {
-  return std::make_unique<LogSumLoss>(table.number("theta", 1.0, sdprl::NumberRule::positive()));
-}
 
 }  // namespace
 
-SDPRL_LOSS_PLUGIN("log-sum", "1.0", "log-sum penalty log(1 + a / theta)", make)
+SDPRL_LOSS_PLUGIN("log-sum", "1.0", "log-sum penalty log(1 + a / theta)", sdprl::ScaledLoss<LogSumLoss>::make)
