@@ -112,20 +112,27 @@ bool top_eigenpairs(const ConstraintSet& terms, Index r, Eigen::VectorXd& values
   return true;
 }
 
-// Rows of X that some term touches. Row i of sum_tau y_tau sym(Q_tau) g, for random y > 0 and a
-// Gaussian g, is nonzero with probability 1 exactly when row i of some sym(Q_tau) is nonzero.
-std::vector<bool> touched_rows(const ConstraintSet& terms, std::uint64_t seed) {
-  std::mt19937_64 rng(seed ^ 0x5bd1e995u);
+// The rows of X at which MM is stuck: zero, used by some term, and with every term's gradient
+// there zero (each is a multiple of row i of sym(Q_tau) X, docs/method.md section 2), so that no
+// surrogate ever moves them, e.g. a row that only a diagonal term touches. With random y > 0 and a
+// Gaussian g, row i of sum_tau y_tau sym(Q_tau) g is nonzero with probability 1 exactly when row i
+// of some sym(Q_tau) is, and row i of sum_tau y_tau sym(Q_tau) X is zero (for every such y) when
+// no term's gradient moves it.
+std::vector<bool> stuck_rows(const ConstraintSet& terms, const Matrix& X) {
+  std::mt19937_64 rng(0x5bd1e995u);
   std::uniform_real_distribution<double> positive(0.5, 1.5);
   std::normal_distribution<double> normal(0.0, 1.0);
   Vector y(terms.size());
   for (Index t = 0; t < y.size(); ++t) y[t] = positive(rng);
-  Matrix g(terms.dimension(), 1), out;
+  Matrix g(terms.dimension(), 1), used, moved;
   for (Index i = 0; i < g.rows(); ++i) g(i, 0) = normal(rng);
-  terms.apply_adjoint_sym(y, g, out);
-  std::vector<bool> touched(static_cast<std::size_t>(terms.dimension()));
-  for (Index i = 0; i < out.rows(); ++i) touched[static_cast<std::size_t>(i)] = out(i, 0) != 0.0;
-  return touched;
+  terms.apply_adjoint_sym(y, g, used);
+  terms.apply_adjoint_sym(y, X, moved);
+  std::vector<bool> stuck(static_cast<std::size_t>(terms.dimension()), false);
+  for (Index i = 0; i < X.rows(); ++i)
+    stuck[static_cast<std::size_t>(i)] =
+        used(i, 0) != 0.0 && X.row(i).squaredNorm() == 0.0 && moved.row(i).squaredNorm() == 0.0;
+  return stuck;
 }
 
 }  // namespace
@@ -140,12 +147,12 @@ std::string starting_factor_problem(const Model& model, const Matrix& X) {
              (X.squaredNorm() == 0.0 ? " (the whole factor is zero)" : "") +
              ": MM never moves a zero column of X (F is stationary along it); give a start without zero "
              "columns, or use init = \"spectral\"";
-  const std::vector<bool> touched = touched_rows(*model.terms, 0);
-  for (Index i = 0; i < X.rows() && i < static_cast<Index>(touched.size()); ++i)
-    if (touched[static_cast<std::size_t>(i)] && X.row(i).squaredNorm() == 0.0)
-      return "row " + std::to_string(i + 1) + " of the starting factor is zero but the model's terms use it: a "
-             "zero row may never move (a term on the diagonal alone keeps it at 0); give it a nonzero value, or "
-             "use init = \"spectral\"";
+  const std::vector<bool> stuck = stuck_rows(*model.terms, X);
+  for (Index i = 0; i < X.rows() && i < static_cast<Index>(stuck.size()); ++i)
+    if (stuck[static_cast<std::size_t>(i)])
+      return "row " + std::to_string(i + 1) + " of the starting factor is zero, and no term's gradient moves it "
+             "(as for a row that only a term on the diagonal uses): MM would leave it at 0; give it a nonzero "
+             "value, or use init = \"spectral\"";
   return {};
 }
 
@@ -205,11 +212,11 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
           if (minus.squaredNorm() > plus.squaredNorm()) X.col(j) *= -1.0;
         }
       }
-      // A row the terms use that the eigenvectors leave at exactly 0 (an SDPA LP variable, touched
-      // by a diagonal term alone) would never move; it starts from the small noise as well.
-      const std::vector<bool> touched = touched_rows(terms, options.seed);
+      // A row that the eigenvectors leave at exactly 0 and that no term's gradient moves (an SDPA
+      // LP variable, used by a diagonal term alone) would stay there; it starts from the noise too.
+      const std::vector<bool> stuck = stuck_rows(terms, X);
       for (Index i = 0; i < n; ++i)
-        if (touched[static_cast<std::size_t>(i)] && X.row(i).squaredNorm() == 0.0)
+        if (stuck[static_cast<std::size_t>(i)])
           X.row(i) = model.constraint ? Vector(noise.row(i).cwiseAbs().transpose()) : Vector(noise.row(i).transpose());
       Vector v;
       terms.evaluate(X, v);
