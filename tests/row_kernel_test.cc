@@ -10,6 +10,7 @@
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "admm/admm.h"
+#include "mm/solve_paths.h"
 #include "mm/surrogate.h"
 #include "test_models.h"
 
@@ -177,10 +178,8 @@ RunResult run(const Model& model, const char* loss_name, Index rank, bool fused,
   o.max_mm_iterations = 25;
   o.relative_tolerance = 0.0;
   o.admm.split = SplitMode::kRowSplit;
-  o.admm.fused = fused;
-  o.admm.fused_rebuild = fused_rebuild;
   o.threads = threads;
-  out.summary = solve(model, *loss, {lambda, 0.0}, o, out.X);
+  out.summary = detail::solve(model, *loss, {lambda, 0.0}, o, out.X, xt_step::Paths{fused, fused_rebuild});
   return out;
 }
 
@@ -227,8 +226,7 @@ TEST(DirectXtStep, SolvesItsNormalEquationsAtFixedAndDynamicRanks) {
       Surrogate H(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, r);
       H.update(random_matrix(model.terms->dimension(), r, 1.0, rng));
       AdmmOptions options;
-      options.fused = fused;
-      Admm admm(H, 2.0, options);
+      Admm admm(H, 2.0, options, xt_step::Paths{fused, true});
       admm.prepare();
       ASSERT_TRUE(admm.direct());
       ASSERT_EQ(admm.fused(), fused);
@@ -369,9 +367,7 @@ TEST(FusedRebuild, UpdateAndIterateEqualsPrepareThenIterate) {
   EXPECT_EQ(a1.run(st1, std::abs(st1.gap) + 1.0), 1);
   EXPECT_FALSE(a1.primed());
   // The separate path is used where the fused one does not apply.
-  AdmmOptions off;
-  off.fused_rebuild = false;
-  Admm a3(s2, 2.0, off);
+  Admm a3(s2, 2.0, AdmmOptions{}, xt_step::Paths{true, false});
   a3.prepare();
   EXPECT_FALSE(a3.update_and_iterate(s2, X0, st2));
   EXPECT_FALSE(a3.primed());

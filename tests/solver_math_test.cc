@@ -745,9 +745,9 @@ TEST(AllEntriesTerms, WeightsOutsidePReachTheSameMinimiser) {
   ASSERT_NE(term_weights(Hi.linearization()), nullptr);
   ASSERT_EQ(term_weights(Hl.linearization()), nullptr);
   AdmmOptions options;
-  options.fused = false;  // the listed terms' generic path: weights in P, per-row LLT blocks
+  const xt_step::Paths generic{false, false};  // the listed terms' generic path: weights in P, per-row LLT blocks
   auto solve = [&](const Surrogate& H, AdmmState& st) {
-    Admm admm(H, automatic_rho(*loss, options), options);
+    Admm admm(H, automatic_rho(*loss, options), options, generic);
     admm.prepare();
     EXPECT_TRUE(admm.direct());
     admm.reset_if_needed(st);

@@ -45,19 +45,19 @@ TEST_P(XtStepFactory, PicksTheStrategy) {
   auto loss = load_loss("l1");
   AdmmOptions options;
   options.split = c.split;
-  options.fused = c.fused;
   options.preconditioner = c.preconditioner;
   Surrogate h(model, *loss, {0.5, 0.0}, c.split, r);
   std::mt19937_64 rng(5);
   Matrix X = random_matrix(n, r, 1.0, rng).cwiseAbs();
   h.update(X);
-  const auto step = xt_step::make_xt_step(h, options, c.constrained);
+  const xt_step::Paths paths{c.fused, true};
+  const auto step = xt_step::make_xt_step(h, options, c.constrained, paths);
   EXPECT_EQ(step->kind(), c.kind) << step->name();
   EXPECT_EQ(step->constrained(), c.constrained);
   EXPECT_EQ(step->exact(), c.split == SplitMode::kRowSplit);
 
   // The Admm runs the one it picks, and its iterate decreases the gap.
-  Admm admm(h, 2.0, options);
+  Admm admm(h, 2.0, options, paths);
   admm.prepare();
   ASSERT_NE(admm.xt_step(), nullptr);
   EXPECT_EQ(admm.xt_step()->name(), step->name());

@@ -59,7 +59,7 @@ struct Instance {
   sdprl::Matrix X0;
   std::unique_ptr<sdprl::Surrogate> surrogate;
   std::unique_ptr<sdprl::Admm> admm;          // fused row pass
-  std::unique_ptr<sdprl::Admm> admm_generic;  // AdmmOptions::fused = false
+  std::unique_ptr<sdprl::Admm> admm_generic;  // xt_step::Paths{false, false}: the generic path
   double eps1 = 0.0;  // eps_1 = c0 / 1^b0 with c0 = F(X0): the first MM step's ADMM tolerance
 };
 
@@ -99,9 +99,8 @@ Instance& instance(std::int64_t m) {
   in.admm = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, in.options.admm),
                                           in.options.admm);
   in.admm->prepare();
-  sdprl::AdmmOptions generic = in.options.admm;
-  generic.fused = false;
-  in.admm_generic = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, generic), generic);
+  in.admm_generic = std::make_unique<sdprl::Admm>(*in.surrogate, sdprl::automatic_rho(in.loss, in.options.admm),
+                                                  in.options.admm, sdprl::xt_step::Paths{false, false});
   in.admm_generic->prepare();
   in.eps1 = std::max(in.options.admm.min_tolerance, std::max(std::abs(in.surrogate->center_objective()), 1e-12));
   return in;

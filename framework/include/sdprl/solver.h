@@ -75,14 +75,6 @@ struct AdmmOptions {
   int preconditioner_refresh = 16;
   CgPreconditioner preconditioner = CgPreconditioner::kAuto;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
-  // Row-split with a diagonal B: run each ADMM iteration as one fused pass over the rows
-  // (framework/src/admm/row_kernel.h; same iterates as the generic path up to rounding).
-  // false keeps the generic three-pass path (for tests and benchmarks).
-  bool fused = true;
-  // With the fused pass: run each MM step's surrogate rebuild and the next ADMM's first iteration
-  // in one pass over the rows (Admm::update_and_iterate; bit for bit the same iterates, one gather
-  // of X per MM step fewer). false keeps them apart (for tests and benchmarks).
-  bool fused_rebuild = true;
 };
 
 struct SolverOptions {

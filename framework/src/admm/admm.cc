@@ -12,8 +12,8 @@
 
 namespace sdprl {
 
-Admm::Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options)
-    : s_(surrogate), rho_(rho), constraint_(surrogate.model().constraint.get()), options_(options) {}
+Admm::Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options, const xt_step::Paths& paths)
+    : s_(surrogate), rho_(rho), constraint_(surrogate.model().constraint.get()), options_(options), paths_(paths) {}
 
 Admm::~Admm() = default;
 
@@ -44,7 +44,7 @@ void soft_step(const double* __restrict pd, const double* __restrict b, const do
 void Admm::choose_xt_step() {
   // Once: the strategy depends on the model, the split and the options only (whether B is diagonal
   // is known after the surrogate's first update).
-  if (!xt_) xt_ = xt_step::make_xt_step(s_, options_, constraint_ != nullptr);
+  if (!xt_) xt_ = xt_step::make_xt_step(s_, options_, constraint_ != nullptr, paths_);
 }
 
 bool Admm::update_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& st) {

@@ -21,7 +21,8 @@ namespace sdprl {
 // one surrogate; the Xt-step itself is a strategy (xt_step/xt_step.h) picked at the first prepare().
 class SDPRL_API Admm {
  public:
-  Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options);
+  // `paths`: the Xt-step's fast paths (xt_step::Paths; all on unless a test turns one off).
+  Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options, const xt_step::Paths& paths = {});
   ~Admm();
 
   // Call after every Surrogate::update(): factors the Xt-step for the new iterate (the first call
@@ -95,6 +96,7 @@ class SDPRL_API Admm {
   double rho_;
   const ConvexConstraint* constraint_ = nullptr;
   AdmmOptions options_;
+  xt_step::Paths paths_;
   std::unique_ptr<xt_step::XtStep> xt_;
   bool primed_ = false;           // update_and_iterate() ran the next run()'s first iteration
   std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed

@@ -6,6 +6,8 @@
 // replaces it still sees the current tree and never holds a dangling pointer.
 #include "sdprl/config.h"
 
+#include "config/number_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -21,7 +23,35 @@
 
 namespace sdprl {
 
+namespace detail {
+
+std::string format_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
+}
+
+std::string rule_bounds(const NumberRule& rule, std::string (*format)(double)) {
+  const bool has_lo = !(std::isinf(rule.lo) && rule.lo < 0);
+  const bool has_hi = !(std::isinf(rule.hi) && rule.hi > 0);
+  if (has_lo && has_hi) {
+    return std::string(" in ") + (rule.lo_inclusive ? "[" : "(") + format(rule.lo) + ", " +
+           format(rule.hi) + (rule.hi_inclusive ? "]" : ")");
+  }
+  if (has_lo) return (rule.lo_inclusive ? " >= " : " > ") + format(rule.lo);
+  if (has_hi) return (rule.hi_inclusive ? " <= " : " < ") + format(rule.hi);
+  return {};
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::format_number;
+using detail::rule_bounds;
+
 
 using Components = std::vector<std::string>;
 
@@ -121,15 +151,6 @@ const char* type_name(const toml::node& node) {
   return "nothing";
 }
 
-// Shortest text that reads back as the same double ("0.1", "1e-05", "inf").
-std::string format_number(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-  return std::string(buffer, result.ptr);
-}
-
 // The value of a numeric node as the file spells it: a float keeps a decimal point ("3.0"), so
 // that "expected an integer, got 3.0" does not read as a contradiction.
 std::string format_value(const toml::node& node) {
@@ -140,19 +161,6 @@ std::string format_value(const toml::node& node) {
     return text;
   }
   return type_name(node);
-}
-
-// " > 0", " in [0, 1]", or "" for an unbounded rule.
-std::string rule_bounds(const NumberRule& rule) {
-  const bool has_lo = !(std::isinf(rule.lo) && rule.lo < 0);
-  const bool has_hi = !(std::isinf(rule.hi) && rule.hi > 0);
-  if (has_lo && has_hi) {
-    return std::string(" in ") + (rule.lo_inclusive ? "[" : "(") + format_number(rule.lo) + ", " +
-           format_number(rule.hi) + (rule.hi_inclusive ? "]" : ")");
-  }
-  if (has_lo) return (rule.lo_inclusive ? " >= " : " > ") + format_number(rule.lo);
-  if (has_hi) return (rule.hi_inclusive ? " <= " : " < ") + format_number(rule.hi);
-  return {};
 }
 
 // A TOML basic string holding `text` verbatim (for --set values that are not TOML values).

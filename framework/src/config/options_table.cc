@@ -1,6 +1,8 @@
 // The table of [solver] keys (options_table.h) and what it drives: reading, is_valid, the reference.
 #include "config/options_table.h"
 
+#include "config/number_text.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -18,35 +20,39 @@ namespace {
 // SolverOptions it gives a const reference, so one lambda serves reading and writing.
 #define SDPRL_MEMBER(path) [](auto& s) -> auto& { return s.path; }
 
+// An integer or number key: one reader of the member (as a double, for the defaults column and
+// the tests) and the writer of its kind.
 template <class Member>
-SolverOption integer_option(std::string key, Member member, NumberRule rule, std::string doc,
-                            std::string zero_means = {}) {
+SolverOption numeric_option(OptionKind kind, std::string key, Member member, NumberRule rule, std::string doc,
+                            std::string zero_means) {
   SolverOption o;
   o.key = std::move(key);
-  o.kind = OptionKind::kInteger;
+  o.kind = kind;
   o.rule = rule;
   o.zero_means = std::move(zero_means);
   o.doc = std::move(doc);
   o.get = [member](const SolverOptions& s) { return static_cast<double>(member(s)); };
-  o.set_integer = [member](SolverOptions& s, std::int64_t x) {
+  auto write = [member](SolverOptions& s, auto x) {
     using T = std::decay_t<decltype(member(s))>;
     member(s) = static_cast<T>(x);
   };
+  if (kind == OptionKind::kInteger)
+    o.set_integer = write;
+  else
+    o.set_number = write;
   return o;
+}
+
+template <class Member>
+SolverOption integer_option(std::string key, Member member, NumberRule rule, std::string doc,
+                            std::string zero_means = {}) {
+  return numeric_option(OptionKind::kInteger, std::move(key), member, rule, std::move(doc), std::move(zero_means));
 }
 
 template <class Member>
 SolverOption number_option(std::string key, Member member, NumberRule rule, std::string doc,
                            std::string zero_means = {}) {
-  SolverOption o;
-  o.key = std::move(key);
-  o.kind = OptionKind::kNumber;
-  o.rule = rule;
-  o.zero_means = std::move(zero_means);
-  o.doc = std::move(doc);
-  o.get = [member](const SolverOptions& s) { return member(s); };
-  o.set_number = [member](SolverOptions& s, double x) { member(s) = x; };
-  return o;
+  return numeric_option(OptionKind::kNumber, std::move(key), member, rule, std::move(doc), std::move(zero_means));
 }
 
 template <class Member>
@@ -90,11 +96,7 @@ SolverOption file_option(std::string key, std::string doc) {
 
 // Shortest text that reads back as the same double, exponents without padding: "1e-5", "0.001".
 std::string format_number(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-  std::string text(buffer, result.ptr);
+  std::string text = detail::format_number(x);
   const std::size_t e = text.find('e');
   if (e != std::string::npos) {
     std::string exponent = text.substr(e + 1);
@@ -106,18 +108,8 @@ std::string format_number(double x) {
   return text;
 }
 
-// " >= 1", " in (0, 1]", or "" for an unbounded rule.
-std::string bounds(const NumberRule& rule) {
-  const bool has_lo = !(std::isinf(rule.lo) && rule.lo < 0);
-  const bool has_hi = !(std::isinf(rule.hi) && rule.hi > 0);
-  if (has_lo && has_hi) {
-    return std::string(" in ") + (rule.lo_inclusive ? "[" : "(") + format_number(rule.lo) + ", " +
-           format_number(rule.hi) + (rule.hi_inclusive ? "]" : ")");
-  }
-  if (has_lo) return (rule.lo_inclusive ? " >= " : " > ") + format_number(rule.lo);
-  if (has_hi) return (rule.hi_inclusive ? " <= " : " < ") + format_number(rule.hi);
-  return {};
-}
+// " >= 1", " in (0, 1]", or "" for an unbounded rule, as the options reference writes numbers.
+std::string bounds(const NumberRule& rule) { return detail::rule_bounds(rule, format_number); }
 
 std::vector<SolverOption> make_table() {
   const NumberRule count = NumberRule::closed(1, 1e9);  // iteration counts: at least one, an int

@@ -10,6 +10,7 @@
 #endif
 
 #include "admm/admm.h"
+#include "mm/solve_paths.h"
 #include "mm/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/loss_check.h"
@@ -262,7 +263,8 @@ StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, d
 // chosen so far) or from a saved state (sdprl/solver.h: SolverState).
 Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                  const SolverOptions& options, Matrix& X, const IterationCallback& callback,
-                 const CheckpointCallback& checkpoint, Summary summary, const SolverState* start) {
+                 const CheckpointCallback& checkpoint, Summary summary, const SolverState* start,
+                 const xt_step::Paths& paths) {
   const auto t_solve = Clock::now();
   const Index n = summary.n, rank = summary.rank;
   Surrogate surrogate(model, loss, weights, options.admm.split, rank);
@@ -297,7 +299,7 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
     // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
     loop.c0 = options.admm.c0 > 0.0 ? options.admm.c0 : std::max(surrogate.objective_magnitude(), 1e-12);
   }
-  Admm admm(surrogate, summary.rho, options.admm);
+  Admm admm(surrogate, summary.rho, options.admm, paths);
   if (start) admm.restore_warm_start(start->xt_step_state, surrogate, state);
   IterationLog log(options, loss);
   if (options.admm.rho > 0.0 || start) log.header(summary);
@@ -429,76 +431,60 @@ Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeigh
 
 }  // namespace
 
-const char* to_string(InitKind kind) {
-  switch (kind) {
-    case InitKind::kSpectral: return "spectral";
-    case InitKind::kGaussian: return "gaussian";
-    case InitKind::kGiven: return "given";
-    case InitKind::kModel: return "model";
-  }
+namespace {
+
+// Each option enum's names: to_string gives a value's first name, from_string takes any (aliases
+// after the first).
+template <class E>
+struct Name {
+  E value;
+  const char* text;
+};
+constexpr Name<InitKind> kInitNames[] = {{InitKind::kSpectral, "spectral"},
+                                         {InitKind::kGaussian, "gaussian"},
+                                         {InitKind::kGiven, "given"},
+                                         {InitKind::kGiven, "file"},
+                                         {InitKind::kModel, "model"}};
+constexpr Name<SplitMode> kSplitNames[] = {{SplitMode::kRowSplit, "row-split"}, {SplitMode::kCoupled, "coupled"}};
+constexpr Name<CgPreconditioner> kPreconditionerNames[] = {{CgPreconditioner::kAuto, "auto"},
+                                                           {CgPreconditioner::kBlocks, "blocks"},
+                                                           {CgPreconditioner::kRowScaled, "row-scaled"}};
+constexpr Name<SolverType> kSolverNames[] = {
+    {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"}};
+constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "converged"},
+                                               {SolverStatus::kIterationLimit, "iteration_limit"},
+                                               {SolverStatus::kTimeLimit, "time_limit"},
+                                               {SolverStatus::kNumericalError, "numerical_error"},
+                                               {SolverStatus::kInterrupted, "interrupted"}};
+
+template <class E, std::size_t N>
+const char* name_of(const Name<E> (&names)[N], E value) {
+  for (const Name<E>& n : names)
+    if (n.value == value) return n.text;
   return "?";
 }
 
-bool from_string(const std::string& text, InitKind* kind) {
-  if (text == "spectral") *kind = InitKind::kSpectral;
-  else if (text == "gaussian") *kind = InitKind::kGaussian;
-  else if (text == "given" || text == "file") *kind = InitKind::kGiven;
-  else if (text == "model") *kind = InitKind::kModel;
-  else return false;
-  return true;
-}
-
-bool from_string(const std::string& text, SplitMode* mode) {
-  if (text == "row-split") *mode = SplitMode::kRowSplit;
-  else if (text == "coupled") *mode = SplitMode::kCoupled;
-  else return false;
-  return true;
-}
-
-const char* to_string(CgPreconditioner p) {
-  switch (p) {
-    case CgPreconditioner::kAuto: return "auto";
-    case CgPreconditioner::kBlocks: return "blocks";
-    case CgPreconditioner::kRowScaled: return "row-scaled";
+template <class E, std::size_t N>
+bool parse_name(const Name<E> (&names)[N], const std::string& text, E* value) {
+  for (const Name<E>& n : names) {
+    if (text == n.text) {
+      *value = n.value;
+      return true;
+    }
   }
-  return "?";
+  return false;
 }
 
-bool from_string(const std::string& text, CgPreconditioner* p) {
-  if (text == "auto") *p = CgPreconditioner::kAuto;
-  else if (text == "blocks") *p = CgPreconditioner::kBlocks;
-  else if (text == "row-scaled") *p = CgPreconditioner::kRowScaled;
-  else return false;
-  return true;
-}
+}  // namespace
 
-const char* to_string(SolverType type) {
-  switch (type) {
-    case SolverType::kAuto: return "auto";
-    case SolverType::kMm: return "mm";
-    case SolverType::kLbfgs: return "lbfgs";
-  }
-  return "?";
-}
-
-bool from_string(const std::string& text, SolverType* type) {
-  if (text == "auto") *type = SolverType::kAuto;
-  else if (text == "mm") *type = SolverType::kMm;
-  else if (text == "lbfgs") *type = SolverType::kLbfgs;
-  else return false;
-  return true;
-}
-
-const char* to_string(SolverStatus status) {
-  switch (status) {
-    case SolverStatus::kConverged: return "converged";
-    case SolverStatus::kIterationLimit: return "iteration_limit";
-    case SolverStatus::kTimeLimit: return "time_limit";
-    case SolverStatus::kNumericalError: return "numerical_error";
-    case SolverStatus::kInterrupted: return "interrupted";
-  }
-  return "?";
-}
+const char* to_string(InitKind kind) { return name_of(kInitNames, kind); }
+bool from_string(const std::string& text, InitKind* kind) { return parse_name(kInitNames, text, kind); }
+bool from_string(const std::string& text, SplitMode* mode) { return parse_name(kSplitNames, text, mode); }
+const char* to_string(CgPreconditioner p) { return name_of(kPreconditionerNames, p); }
+bool from_string(const std::string& text, CgPreconditioner* p) { return parse_name(kPreconditionerNames, text, p); }
+const char* to_string(SolverType type) { return name_of(kSolverNames, type); }
+bool from_string(const std::string& text, SolverType* type) { return parse_name(kSolverNames, text, type); }
+const char* to_string(SolverStatus status) { return name_of(kStatusNames, status); }
 
 std::string Summary::brief_report() const {
   std::ostringstream os;
@@ -554,6 +540,13 @@ double automatic_rho(const Loss& loss, const AdmmOptions& options) {
 Summary solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
               const SolverOptions& options, Matrix& X, const IterationCallback& callback,
               const SolverState* start, const CheckpointCallback& checkpoint) {
+  return detail::solve(model, loss, weights, options, X, xt_step::Paths{}, callback, start, checkpoint);
+}
+
+Summary detail::solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                      const SolverOptions& options, Matrix& X, const xt_step::Paths& paths,
+                      const IterationCallback& callback, const SolverState* start,
+                      const CheckpointCallback& checkpoint) {
   const auto t0 = Clock::now();
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
@@ -594,7 +587,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
                                 std::to_string(rank));
     if (start->k < 1) throw Error("solver", "the saved state has no MM step");
     X = start->X;
-    return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, start);
+    return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, start, paths);
   }
 
   initialize(model, options, rank, X);
@@ -608,7 +601,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
     warm.l1_warm_start = false;
     warm.init = InitKind::kGiven;
     warm.type = SolverType::kMm;
-    const Summary ws = solve(model, l1, weights, warm, X, {});
+    const Summary ws = detail::solve(model, l1, weights, warm, X, paths);
     if (!ws.usable()) return ws;
     warm_iterations = ws.mm_iterations;
   }
@@ -619,7 +612,7 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
     smooth_summary.init_time = summary.init_time;
     return smooth_summary;
   }
-  return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, nullptr);
+  return solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, nullptr, paths);
 }
 
 }  // namespace sdprl

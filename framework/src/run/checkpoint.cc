@@ -70,6 +70,26 @@ class Writer {
   // The hash of everything written so far (the file's last 8 bytes, not hashed themselves).
   std::uint64_t hash() const { return hash_; }
 
+  // The vocabulary of checkpoint_fields(), shared with Reader: int and Index as i64.
+  void field(const double& v) { f64(v); }
+  void field(const std::int64_t& v) { i64(v); }
+  void field(const int& v) { i64(v); }
+  void field(const std::uint64_t& v) { u64(v); }
+  void field(const std::string& v) { str(v); }
+  void field(const Vector& v) { vec(v); }
+  void field(const Matrix& v) { mat(v); }
+  void flag(const bool& v) { u64(v ? 1 : 0); }
+  template <class E>
+  void enumeration(const E& v, E /*last*/, const char* /*what*/) {
+    i64(static_cast<std::int64_t>(v));
+  }
+  template <class T, class Each>
+  void sequence(const std::vector<T>& items, const char* /*what*/, Each&& each) {
+    u64(items.size());
+    for (const T& item : items) each(item);
+  }
+  void check(bool /*ok*/, const char* /*what*/) {}
+
  private:
   std::ostream& os_;
   std::uint64_t hash_ = fnv1a(nullptr, 0);  // the offset basis
@@ -127,6 +147,30 @@ class Reader {
     return n;
   }
   bool at_end() const { return pos_ == end_; }
+
+  // The vocabulary of checkpoint_fields(), shared with Writer; reading checks what it can.
+  void field(double& v) { v = f64(); }
+  void field(std::int64_t& v) { v = i64(); }
+  void field(int& v) { v = i32(); }
+  void field(std::uint64_t& v) { v = u64(); }
+  void field(std::string& v) { v = str(); }
+  void field(Vector& v) { v = vec(); }
+  void field(Matrix& v) { v = mat(); }
+  void flag(bool& v) { v = u64() != 0; }
+  template <class E>
+  void enumeration(E& v, E last, const char* what) {
+    const std::int64_t x = i64();
+    if (x < 0 || x > static_cast<std::int64_t>(last)) corrupt(what);
+    v = static_cast<E>(x);
+  }
+  template <class T, class Each>
+  void sequence(std::vector<T>& items, const char* what, Each&& each) {
+    items.resize(count(what));
+    for (T& item : items) each(item);
+  }
+  void check(bool ok, const char* what) const {
+    if (!ok) corrupt(what);
+  }
   [[noreturn]] void corrupt(const std::string& what) const {
     throw Error(where_, "corrupted checkpoint: " + what + " at byte " + std::to_string(pos_) +
                             "; it cannot be resumed (start the run again)");
@@ -148,90 +192,91 @@ class Reader {
   }
 };
 
-void write_summary(Writer& w, const Summary& s) {
-  w.i64(static_cast<std::int64_t>(s.status));
-  w.str(s.message);
-  w.i64(s.n);
-  w.i64(s.rank);
-  w.i64(s.terms);
-  w.i64(s.split_terms);
-  w.f64(s.rho);
-  w.f64(s.weights.lambda);
-  w.f64(s.weights.gamma);
-  w.i64(static_cast<std::int64_t>(s.solver));
-  w.i64(s.warm_start_iterations);
-  w.i64(s.mm_iterations);
-  w.i64(s.admm_iterations);
-  w.i64(s.monotonicity_violations);
-  w.i64(s.rejected_steps);
-  w.i64(s.cg_iterations);
-  w.f64(s.curvature_scale);
-  w.f64(s.initial_objective);
-  w.f64(s.final_objective);
-  w.f64(s.init_time);
-  w.f64(s.solve_time);
-  w.u64(s.trace.size());
-  for (const TraceRow& t : s.trace) {
-    w.i64(t.mm_iteration);
-    w.f64(t.objective);
-    w.f64(t.relative_change);
-    w.i64(t.admm_iterations);
-    w.f64(t.gap);
-    w.f64(t.tolerance);
-    w.f64(t.time);
-  }
-  w.u64(s.metrics.size());
-  for (const Metric& m : s.metrics) {
-    w.str(m.name);
-    w.f64(m.value);
-  }
+// One list of the fields, in file order, for writing (Io = Writer, const objects) and reading
+// (Io = Reader): the two directions cannot disagree. Changing it changes the format (kVersion).
+template <class Io, class S>
+void summary_fields(Io& io, S& s) {
+  io.enumeration(s.status, SolverStatus::kInterrupted, "an unknown status");
+  io.field(s.message);
+  io.field(s.n);
+  io.field(s.rank);
+  io.field(s.terms);
+  io.field(s.split_terms);
+  io.field(s.rho);
+  io.field(s.weights.lambda);
+  io.field(s.weights.gamma);
+  io.enumeration(s.solver, SolverType::kLbfgs, "an unknown solver type");
+  io.field(s.warm_start_iterations);
+  io.field(s.mm_iterations);
+  io.field(s.admm_iterations);
+  io.field(s.monotonicity_violations);
+  io.field(s.rejected_steps);
+  io.field(s.cg_iterations);
+  io.field(s.curvature_scale);
+  io.field(s.initial_objective);
+  io.field(s.final_objective);
+  io.field(s.init_time);
+  io.field(s.solve_time);
+  io.sequence(s.trace, "trace rows", [&](auto& t) {
+    io.field(t.mm_iteration);
+    io.field(t.objective);
+    io.field(t.relative_change);
+    io.field(t.admm_iterations);
+    io.field(t.gap);
+    io.field(t.tolerance);
+    io.field(t.time);
+  });
+  io.sequence(s.metrics, "metrics", [&](auto& m) {
+    io.field(m.name);
+    io.field(m.value);
+  });
 }
 
-Summary read_summary(Reader& r) {
-  Summary s;
-  const std::int64_t status = r.i64();
-  if (status < 0 || status > static_cast<std::int64_t>(SolverStatus::kInterrupted)) r.corrupt("an unknown status");
-  s.status = static_cast<SolverStatus>(status);
-  s.message = r.str();
-  s.n = r.i64();
-  s.rank = r.i64();
-  s.terms = r.i64();
-  s.split_terms = r.i64();
-  s.rho = r.f64();
-  s.weights.lambda = r.f64();
-  s.weights.gamma = r.f64();
-  const std::int64_t solver = r.i64();
-  if (solver < 0 || solver > static_cast<std::int64_t>(SolverType::kLbfgs)) r.corrupt("an unknown solver type");
-  s.solver = static_cast<SolverType>(solver);
-  s.warm_start_iterations = r.i32();
-  s.mm_iterations = r.i32();
-  s.admm_iterations = r.i64();
-  s.monotonicity_violations = r.i32();
-  s.rejected_steps = r.i32();
-  s.cg_iterations = r.i64();
-  s.curvature_scale = r.f64();
-  s.initial_objective = r.f64();
-  s.final_objective = r.f64();
-  s.init_time = r.f64();
-  s.solve_time = r.f64();
-  const std::uint64_t rows = r.count("trace rows");
-  s.trace.resize(rows);
-  for (TraceRow& t : s.trace) {
-    t.mm_iteration = r.i32();
-    t.objective = r.f64();
-    t.relative_change = r.f64();
-    t.admm_iterations = r.i32();
-    t.gap = r.f64();
-    t.tolerance = r.f64();
-    t.time = r.f64();
+template <class Io, class S>
+void state_fields(Io& io, S& s) {
+  io.field(s.k);
+  io.field(s.X);
+  io.field(s.objective);
+  io.field(s.c0);
+  io.field(s.rho);
+  io.field(s.small_steps);
+  io.field(s.curvature_scale);
+  io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
+  // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
+  std::uint64_t packed = s.u.size() != 0 ? 1 : 0;
+  io.field(packed);
+  io.check(packed <= 1, "the ADMM state's tag is neither 0 (nu, e) nor 1 (packed u)");
+  if (packed) {
+    io.field(s.u);
+  } else {
+    io.field(s.nu);
+    io.field(s.e);
   }
-  const std::uint64_t metrics = r.count("metrics");
-  s.metrics.resize(metrics);
-  for (Metric& m : s.metrics) {
-    m.name = r.str();
-    m.value = r.f64();
-  }
-  return s;
+  io.field(s.Y);
+  io.field(s.mu);
+  io.field(s.xt_step_state);
+  summary_fields(io, s.summary);
+}
+
+// Everything after the header (magic, version, byte-order probe) and before the checksum.
+template <class Io, class C>
+void checkpoint_fields(Io& io, C& c) {
+  io.field(c.model_file);
+  io.field(c.model_text);
+  io.sequence(c.overrides, "overrides", [&](auto& kv) {
+    io.field(kv.first);
+    io.field(kv.second);
+  });
+  io.sequence(c.plugin_paths, "plugin paths", [&](auto& path) { io.field(path); });
+  io.sequence(c.trials, "lambdas", [&](auto& t) {
+    io.field(t.lambda);
+    io.field(t.validation_error);
+    summary_fields(io, t.summary);
+  });
+  io.field(c.best);
+  io.check(c.trials.empty() || c.best < c.trials.size(), "the best lambda's index out of range");
+  io.field(c.best_X);
+  io.flag(c.has_state);
 }
 
 }  // namespace
@@ -242,45 +287,8 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
     w.raw(kMagic, kMagicSize);
     w.pod(kVersion);
     w.u64(kByteOrderProbe);
-    w.str(c.model_file);
-    w.str(c.model_text);
-    w.u64(c.overrides.size());
-    for (const auto& [key, value] : c.overrides) {
-      w.str(key);
-      w.str(value);
-    }
-    w.u64(c.plugin_paths.size());
-    for (const std::string& p : c.plugin_paths) w.str(p);
-    w.u64(c.trials.size());
-    for (const LambdaTrial& t : c.trials) {
-      w.f64(t.lambda);
-      w.f64(t.validation_error);
-      write_summary(w, t.summary);
-    }
-    w.u64(c.best);
-    w.mat(c.best_X);
-    w.u64(c.has_state ? 1 : 0);
-    if (c.has_state) {
-      const SolverState& s = c.state_ref ? *c.state_ref : c.state;
-      w.i64(s.k);
-      w.mat(s.X);
-      w.f64(s.objective);
-      w.f64(s.c0);
-      w.f64(s.rho);
-      w.i64(s.small_steps);
-      w.f64(s.curvature_scale);
-      w.u64(s.u.size() != 0 ? 1 : 0);
-      if (s.u.size() != 0) {
-        w.vec(s.u);
-      } else {
-        w.vec(s.nu);
-        w.vec(s.e);
-      }
-      w.mat(s.Y);
-      w.mat(s.mu);
-      w.str(s.xt_step_state);
-      write_summary(w, s.summary);
-    }
+    checkpoint_fields(w, c);
+    if (c.has_state) state_fields(w, c.state_ref ? *c.state_ref : c.state);
     const std::uint64_t hash = w.hash();
     w.u64(hash);
   });
@@ -314,50 +322,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     throw Error(where, "the checkpoint was written on a machine with another byte order; resume it there");
 
   Checkpoint c;
-  c.model_file = r.str();
-  c.model_text = r.str();
-  const std::uint64_t overrides = r.count("overrides");
-  for (std::uint64_t i = 0; i < overrides; ++i) {
-    std::string key = r.str();
-    std::string value = r.str();
-    c.overrides.emplace_back(std::move(key), std::move(value));
-  }
-  const std::uint64_t paths = r.count("plugin paths");
-  for (std::uint64_t i = 0; i < paths; ++i) c.plugin_paths.push_back(r.str());
-  const std::uint64_t trials = r.count("lambdas");
-  c.trials.resize(trials);
-  for (LambdaTrial& t : c.trials) {
-    t.lambda = r.f64();
-    t.validation_error = r.f64();
-    t.summary = read_summary(r);
-  }
-  c.best = r.u64();
-  if (!c.trials.empty() && c.best >= c.trials.size()) r.corrupt("the best lambda's index out of range");
-  c.best_X = r.mat();
-  c.has_state = r.u64() != 0;
-  if (c.has_state) {
-    SolverState& s = c.state;
-    s.k = r.i32();
-    s.X = r.mat();
-    s.objective = r.f64();
-    s.c0 = r.f64();
-    s.rho = r.f64();
-    s.small_steps = r.i32();
-    s.curvature_scale = r.f64();
-    if (!(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0)) r.corrupt("the curvature scale is not in (0, 1]");
-    const std::uint64_t packed = r.u64();
-    if (packed > 1) r.corrupt("the ADMM state's tag is neither 0 (nu, e) nor 1 (packed u)");
-    if (packed) {
-      s.u = r.vec();
-    } else {
-      s.nu = r.vec();
-      s.e = r.vec();
-    }
-    s.Y = r.mat();
-    s.mu = r.mat();
-    s.xt_step_state = r.str();
-    s.summary = read_summary(r);
-  }
+  checkpoint_fields(r, c);
+  if (c.has_state) state_fields(r, c.state);
   if (!r.at_end()) r.corrupt("bytes after the last field");
   return c;
 }

@@ -13,20 +13,21 @@ namespace sdprl::xt_step {
 
 class FusedRows final : public XtStep {
  public:
-  using XtStep::XtStep;
+  FusedRows(const Surrogate& surrogate, const AdmmOptions& options, bool fuse_rebuild)
+      : XtStep(surrogate, options), fuse_rebuild_(fuse_rebuild) {}
   ~FusedRows() override;
   Kind kind() const override { return Kind::kFusedRows; }
-  bool exact() const override { return true; }
   void prepare(double rho, bool rebuild_preconditioner) override;
   void set_rho(double rho) override;
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
   void apply_gram(const Matrix& D, Matrix& out) const override;
   bool iterate_rows(AdmmState& state, double rho) override;
-  bool fuses_rebuild() const override { return options_.fused_rebuild; }
+  bool fuses_rebuild() const override { return fuse_rebuild_; }
   bool rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state, double rho) override;
 
  private:
   class RowStep;  // rebuild_and_iterate()'s RowConsumer
+  bool fuse_rebuild_;
   RowBlockInverse blocks_;
   Index max_degree_ = 0;  // largest number of split terms in one row
   bool gram_stale_ = false;  // the Gram blocks predate the last rebuild_and_iterate() (refreshed on demand)

@@ -59,7 +59,6 @@ class Exact final : public XtStep {
  public:
   using XtStep::XtStep;
   Kind kind() const override { return kKind; }
-  bool exact() const override { return true; }
   void prepare(double rho, bool) override {
     balanced_rho_ = balanced(blocks_.build(s_));
     set_rho(rho);
@@ -80,7 +79,6 @@ class Cg final : public XtStep {
  public:
   using XtStep::XtStep;
   Kind kind() const override { return kKind; }
-  bool exact() const override { return false; }
 
   void prepare(double rho, bool rebuild_preconditioner) override {
     rho_ = rho;
@@ -169,7 +167,6 @@ class Constrained final : public XtStep {
       : XtStep(s, options), inner_(std::move(inner)) {}
   Kind kind() const override { return inner_->kind(); }
   bool constrained() const override { return true; }
-  bool exact() const override { return inner_->exact(); }
   void prepare(double rho, bool) override {
     update_penalty();
     inner_->prepare(rho, /*rebuild_preconditioner=*/true);
@@ -202,7 +199,8 @@ class Constrained final : public XtStep {
 
 }  // namespace
 
-std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& options, bool constrained) {
+std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& options, bool constrained,
+                                     const Paths& paths) {
   const TermLinearization& lin = s.linearization();
   const Index n = s.rows(), r = s.rank();
   // Exact row-by-row solve when P*P is block diagonal by rows and B is diagonal (row-split
@@ -214,8 +212,8 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
   if (exact) {
     // The fused row pass needs the rows' a_h and unit term weights; the constraint split keeps the
     // generic path.
-    if (options.fused && !constrained && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
-      step = std::make_unique<FusedRows>(s, options);
+    if (paths.fused && !constrained && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
+      step = std::make_unique<FusedRows>(s, options, paths.fused_rebuild);
     else if (shared)
       step = std::make_unique<Exact<SharedBlockInverse, Kind::kSharedBlock>>(s, options);
     else

@@ -54,7 +54,10 @@ class SDPRL_API XtStep {
   // "row-blocks", "constrained cg-blocks", ...
   std::string name() const;
   // True when solve() is exact (the n row blocks are the system); false: CG to a tolerance.
-  virtual bool exact() const = 0;
+  bool exact() const {
+    const Kind k = kind();
+    return k == Kind::kRowBlocks || k == Kind::kSharedBlock || k == Kind::kFusedRows;
+  }
 
   // Per MM step, after Surrogate::update(): factors the matrix at penalty `rho`. A CG
   // preconditioner is kept while it is younger than AdmmOptions::preconditioner_refresh MM steps,
@@ -108,10 +111,22 @@ class SDPRL_API XtStep {
   double balanced_rho_ = 0.0;
 };
 
+// The fast paths the factory may take, all on by default. Not user options: they change no iterate
+// beyond rounding (tests/row_kernel_test.cc), so only tests and benchmarks turn one off, to compare
+// it with the generic path.
+struct Paths {
+  // Row-split with a diagonal B: each ADMM iteration as one fused pass over the rows
+  // (admm/row_kernel.h, docs/method.md section 3.3).
+  bool fused = true;
+  // With the fused pass: each MM step's surrogate rebuild runs the next ADMM's first iteration in
+  // the same pass over the rows (Admm::update_and_iterate).
+  bool fused_rebuild = true;
+};
+
 // The strategy for the surrogate's terms, B and the options (call after a Surrogate::update():
 // whether B is diagonal is known then). `constrained`: the model has a constraint split.
 SDPRL_API std::unique_ptr<XtStep> make_xt_step(const Surrogate& surrogate, const AdmmOptions& options,
-                                               bool constrained);
+                                               bool constrained, const Paths& paths = {});
 
 // The CG strategies' warm start in their save() bytes (tests read and alter it).
 struct CgWarmStart {
