@@ -129,17 +129,12 @@ void validate_resume(const SolverState& start, const Model& model, double f, Ind
 
 // The counters, the trace and the ADMM warm start of a validated saved state.
 void resume_from(const SolverState& start, Summary& summary, AdmmState& state, LoopVariables& loop) {
-  const Summary& saved = start.summary;
+  // The saved summary is this run's so far: its counters, trace and times go on. What describes
+  // the problem (n, rank, the terms, the weights) is the same, as validate_resume checked; the
+  // status and message are the resumed run's own.
+  summary = start.summary;
+  summary.message.clear();
   summary.rho = start.rho;
-  summary.warm_start_iterations = saved.warm_start_iterations;
-  summary.mm_iterations = saved.mm_iterations;
-  summary.admm_iterations = saved.admm_iterations;
-  summary.cg_iterations = saved.cg_iterations;
-  summary.monotonicity_violations = saved.monotonicity_violations;
-  summary.rejected_steps = saved.rejected_steps;
-  summary.initial_objective = saved.initial_objective;
-  summary.init_time = saved.init_time;
-  summary.trace = saved.trace;
   summary.final_objective = loop.f = start.objective;
   // Packed as saved, so that the resumed run continues from the very same doubles.
   if (start.u.size() != 0) {
@@ -154,7 +149,7 @@ void resume_from(const SolverState& start, Summary& summary, AdmmState& state, L
   loop.c0 = start.c0;
   loop.small_steps = start.small_steps;
   loop.first_step = start.k + 1;
-  loop.time_before = saved.solve_time;
+  loop.time_before = start.summary.solve_time;
 }
 
 // Takes the checkpoints of one solve: every SolverOptions::checkpoint_interval seconds, and when

@@ -79,6 +79,10 @@ class Writer {
   void field(const Vector& v) { vec(v); }
   void field(const Matrix& v) { mat(v); }
   void flag(const bool& v) { u64(v ? 1 : 0); }
+  template <class... T>
+  void fields(const T&... v) {
+    (field(v), ...);
+  }
   template <class E>
   void enumeration(const E& v, E /*last*/, const char* /*what*/) {
     i64(static_cast<std::int64_t>(v));
@@ -157,6 +161,10 @@ class Reader {
   void field(Vector& v) { v = vec(); }
   void field(Matrix& v) { v = mat(); }
   void flag(bool& v) { v = u64() != 0; }
+  template <class... T>
+  void fields(T&... v) {
+    (field(v), ...);
+  }
   template <class E>
   void enumeration(E& v, E last, const char* what) {
     const std::int64_t x = i64();
@@ -197,50 +205,19 @@ class Reader {
 template <class Io, class S>
 void summary_fields(Io& io, S& s) {
   io.enumeration(s.status, SolverStatus::kInterrupted, "an unknown status");
-  io.field(s.message);
-  io.field(s.n);
-  io.field(s.rank);
-  io.field(s.terms);
-  io.field(s.split_terms);
-  io.field(s.rho);
-  io.field(s.weights.lambda);
-  io.field(s.weights.gamma);
+  io.fields(s.message, s.n, s.rank, s.terms, s.split_terms, s.rho, s.weights.lambda, s.weights.gamma);
   io.enumeration(s.solver, SolverType::kLbfgs, "an unknown solver type");
-  io.field(s.warm_start_iterations);
-  io.field(s.mm_iterations);
-  io.field(s.admm_iterations);
-  io.field(s.monotonicity_violations);
-  io.field(s.rejected_steps);
-  io.field(s.cg_iterations);
-  io.field(s.curvature_scale);
-  io.field(s.initial_objective);
-  io.field(s.final_objective);
-  io.field(s.init_time);
-  io.field(s.solve_time);
+  io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
+            s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time);
   io.sequence(s.trace, "trace rows", [&](auto& t) {
-    io.field(t.mm_iteration);
-    io.field(t.objective);
-    io.field(t.relative_change);
-    io.field(t.admm_iterations);
-    io.field(t.gap);
-    io.field(t.tolerance);
-    io.field(t.time);
+    io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
   });
-  io.sequence(s.metrics, "metrics", [&](auto& m) {
-    io.field(m.name);
-    io.field(m.value);
-  });
+  io.sequence(s.metrics, "metrics", [&](auto& m) { io.fields(m.name, m.value); });
 }
 
 template <class Io, class S>
 void state_fields(Io& io, S& s) {
-  io.field(s.k);
-  io.field(s.X);
-  io.field(s.objective);
-  io.field(s.c0);
-  io.field(s.rho);
-  io.field(s.small_steps);
-  io.field(s.curvature_scale);
+  io.fields(s.k, s.X, s.objective, s.c0, s.rho, s.small_steps, s.curvature_scale);
   io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
   // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
   std::uint64_t packed = s.u.size() != 0 ? 1 : 0;
@@ -249,28 +226,20 @@ void state_fields(Io& io, S& s) {
   if (packed) {
     io.field(s.u);
   } else {
-    io.field(s.nu);
-    io.field(s.e);
+    io.fields(s.nu, s.e);
   }
-  io.field(s.Y);
-  io.field(s.mu);
-  io.field(s.xt_step_state);
+  io.fields(s.Y, s.mu, s.xt_step_state);
   summary_fields(io, s.summary);
 }
 
 // Everything after the header (magic, version, byte-order probe) and before the checksum.
 template <class Io, class C>
 void checkpoint_fields(Io& io, C& c) {
-  io.field(c.model_file);
-  io.field(c.model_text);
-  io.sequence(c.overrides, "overrides", [&](auto& kv) {
-    io.field(kv.first);
-    io.field(kv.second);
-  });
+  io.fields(c.model_file, c.model_text);
+  io.sequence(c.overrides, "overrides", [&](auto& kv) { io.fields(kv.first, kv.second); });
   io.sequence(c.plugin_paths, "plugin paths", [&](auto& path) { io.field(path); });
   io.sequence(c.trials, "lambdas", [&](auto& t) {
-    io.field(t.lambda);
-    io.field(t.validation_error);
+    io.fields(t.lambda, t.validation_error);
     summary_fields(io, t.summary);
   });
   io.field(c.best);
