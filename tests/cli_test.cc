@@ -555,6 +555,28 @@ std::vector<PluginLine> plugin_lines(const std::string& out) {
   return rows;
 }
 
+// What could not be loaded is listed with the reason; a --plugin-path that does not exist is an
+// error, not a search of nothing.
+TEST_F(CliTest, PluginsListsWhatItCouldNotLoad) {
+  const fs::path bad = dir() / "bad";
+  fs::create_directories(bad);
+  std::ofstream(bad / "sdprl-loss-broken.so") << "not a shared object\n";
+  const Result r = run({"plugins", "--plugin-path", bad.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string listed = "\nnot loaded:\n  " + (bad / "sdprl-loss-broken.so").string() + ": ";
+  EXPECT_NE(r.out.find(listed), std::string::npos) << r.out;
+  const fs::path file = model(small_model());
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"plugins"}, {"run", file.string()}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--plugin-path", (dir() / "no-such-dir").string()});
+    const Result missing = run(args);
+    EXPECT_EQ(missing.code, 2) << command[0];
+    EXPECT_EQ(missing.err, "sdprl: error: --plugin-path: '" + (dir() / "no-such-dir").string() +
+                               "' does not exist (expected a directory of plugins or a plugin file)\n")
+        << command[0];
+  }
+}
+
 TEST_F(CliTest, PluginsListsTheBuiltPlugins) {
   const Result r = run({"plugins"});
   ASSERT_EQ(r.code, 0) << r.err;

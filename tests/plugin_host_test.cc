@@ -460,6 +460,30 @@ TEST_F(PluginHostTest, GarbageFileWrittenAtTestTimeIsSkippedByDiscover) {
   EXPECT_NE(find_plugin(plugins, "test-good", PluginKind::kLoss), nullptr);
   EXPECT_EQ(find_plugin(plugins, "fake", PluginKind::kLoss), nullptr);
   EXPECT_THROW(PluginHost::inspect(fake), Error);
+  // Listed with the reason when asked (sdprl plugins prints them).
+  std::vector<PluginHost::Skipped> skipped;
+  host.discover(&skipped);
+  bool listed = false;
+  for (const auto& s : skipped)
+    if (s.file == fake) listed = !s.reason.empty();
+  EXPECT_TRUE(listed);
+}
+
+// A plugin compiled without optimisation loads, and the host says once why it will be slow.
+TEST_F(PluginHostTest, UnoptimizedPluginLoadsWithAWarning) {
+  PluginHost host({kPluginDir});
+  testing::internal::CaptureStderr();
+  const auto loss = host.create_loss("test-unoptimized", sdprl::ConfigTable());
+  const auto again = host.create_loss("test-unoptimized", sdprl::ConfigTable());
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_NE(loss, nullptr);
+  const std::string warning = "was compiled without optimisation (a build with no CMAKE_BUILD_TYPE?); it runs "
+                              "several times slower: rebuild it with -DCMAKE_BUILD_TYPE=Release\n";
+  ASSERT_NE(err.find(warning), std::string::npos) << err;
+  EXPECT_EQ(err.find(warning), err.rfind(warning)) << "warned twice:\n" << err;
+  testing::internal::CaptureStderr();
+  host.create_loss("test-good", sdprl::ConfigTable());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
 TEST_F(PluginHostTest, SharedLibraryWithoutDescriptorIsRefused) {

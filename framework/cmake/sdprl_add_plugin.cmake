@@ -17,6 +17,14 @@ function(sdprl_add_plugin kind name)
     VISIBILITY_INLINES_HIDDEN ON
     INSTALL_RPATH "$ORIGIN/../..")
   target_link_libraries(${target} PRIVATE sdprl::framework ${ARG_LINK})
+  # A single-configuration build without CMAKE_BUILD_TYPE compiles with no optimisation at all: a
+  # plugin built so ran 6.4x slower. Such a plugin gets the Release flags, as sdprl's own build.
+  if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+    separate_arguments(_sdprl_release_flags UNIX_COMMAND "${CMAKE_CXX_FLAGS_RELEASE}")
+    target_compile_options(${target} PRIVATE ${_sdprl_release_flags})
+    message(STATUS "sdprl_add_plugin(${kind} ${name}): no CMAKE_BUILD_TYPE; compiled with the Release flags "
+                   "(${CMAKE_CXX_FLAGS_RELEASE})")
+  endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
   endif()

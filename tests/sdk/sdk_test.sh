@@ -11,7 +11,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-cmake -S "$source/tests/sdk/arctan" -B "$work/arctan" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# No CMAKE_BUILD_TYPE, as a user who copies the README's lines may configure: sdprl_add_plugin
+# compiles the plugin with the Release flags all the same (the host would warn about an
+# unoptimised plugin when the run below loads it).
+cmake -S "$source/tests/sdk/arctan" -B "$work/arctan" -G Ninja \
       -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
 cmake --build "$work/arctan" > "$work/build.log"
 plugin=$(find "$work/arctan" -name 'sdprl-loss-arctan.so' | head -n 1)
@@ -40,8 +43,11 @@ grep -q '^status = converged' "$work/sdpa.txt" || { echo "FAIL: the installed SD
 echo "installed models: quickstart and sdpa_example run from another directory"
 
 SDPRL_PLUGIN_PATH="$(dirname "$plugin")" "$work/prefix/bin/sdprl" run "$source/tests/sdk/arctan/model.toml" \
-    --quiet --out "$work/out" > "$work/run.txt"
+    --quiet --out "$work/out" > "$work/run.txt" 2> "$work/run.err"
 cat "$work/run.txt"
+if grep -q "without optimisation" "$work/run.err"; then
+  echo "FAIL: the plugin built without CMAKE_BUILD_TYPE is unoptimised:"; cat "$work/run.err"; exit 1
+fi
 grep -q '^status = converged' "$work/run.txt" || { echo "FAIL: the run did not converge"; exit 1; }
 # trace.csv: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time
 awk -F, 'NR == 2 { prev = $3; next }

@@ -81,6 +81,20 @@ std::vector<std::pair<std::string, std::string>> overrides_of(const po::variable
   return out;
 }
 
+// --plugin-path values: each must exist (a directory to search or a plugin file), so that a typo
+// is not silently a search of nothing.
+std::vector<std::filesystem::path> plugin_paths_of(const po::variables_map& vm) {
+  std::vector<std::filesystem::path> paths;
+  if (!vm.count("plugin-path")) return paths;
+  for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw sdprl::Error("--plugin-path", "'" + p + "' does not exist (expected a directory of plugins or a plugin file)");
+    paths.emplace_back(p);
+  }
+  return paths;
+}
+
 std::string fmt_g(double x) {
   std::ostringstream os;
   os << x;
@@ -134,8 +148,7 @@ int run(const std::vector<std::string>& args) {
   }
   req.overrides = overrides_of(vm);
   if (vm.count("out")) req.output_directory = vm["out"].as<std::string>();
-  if (vm.count("plugin-path"))
-    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
+  req.plugin_paths = plugin_paths_of(vm);
   req.quiet = vm["quiet"].as<bool>();
   req.force = vm["force"].as<bool>();
   req.interrupt = &g_interrupt;
@@ -192,8 +205,7 @@ int export_sdpa(const std::vector<std::string>& args) {
   sdprl::RunRequest req;
   req.model_file = vm["model"].as<std::string>();
   req.overrides = overrides_of(vm);
-  if (vm.count("plugin-path"))
-    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) req.plugin_paths.emplace_back(p);
+  req.plugin_paths = plugin_paths_of(vm);
   const sdprl::LoadedModel loaded = sdprl::load_model(req);
   if (loaded.lambdas.size() != 1)
     throw sdprl::Error(loaded.lambda_where, "regularizer.lambda: export-sdpa needs one lambda, not a grid (e.g. "
@@ -235,15 +247,17 @@ int plugins(const std::vector<std::string>& args) {
   desc.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
-  std::vector<std::filesystem::path> paths;
-  if (vm.count("plugin-path"))
-    for (const std::string& p : vm["plugin-path"].as<std::vector<std::string>>()) paths.emplace_back(p);
-  sdprl::PluginHost host(paths);
-  const auto found = host.discover();
+  sdprl::PluginHost host(plugin_paths_of(vm));
+  std::vector<sdprl::PluginHost::Skipped> skipped;
+  const auto found = host.discover(&skipped);
   std::printf("%-20s %-12s %-8s %-60s %s\n", "name", "kind", "version", "description", "file");
   for (const auto& p : found)
     std::printf("%-20s %-12s %-8s %-60s %s\n", p.name.c_str(), sdprl::to_string(p.kind), p.version.c_str(),
                 p.description.c_str(), p.file.string().c_str());
+  if (!skipped.empty()) {
+    std::printf("\nnot loaded:\n");
+    for (const auto& s : skipped) std::printf("  %s: %s\n", s.file.string().c_str(), s.reason.c_str());
+  }
   if (found.empty()) {
     std::fprintf(stderr, "sdprl: no plugins found; searched:");
     for (const auto& d : host.search_directories()) std::fprintf(stderr, " %s", d.string().c_str());

@@ -40,9 +40,15 @@ class SDPRL_API PluginHost {
   // The directories searched, in order (explicit files are not listed).
   std::vector<std::filesystem::path> search_directories() const;
 
+  // A file named like a plugin that could not be loaded, and why (not a plugin, another ABI, ...).
+  struct Skipped {
+    std::filesystem::path file;
+    std::string reason;
+  };
   // Every plugin found in the search directories and explicit files, first occurrence of each
-  // (kind, name) only. Files that fail the descriptor check are skipped here.
-  std::vector<PluginInfo> discover() const;
+  // (kind, name) only. Files that fail the descriptor check are skipped, and listed in `skipped`
+  // when it is given.
+  std::vector<PluginInfo> discover(std::vector<Skipped>* skipped = nullptr) const;
 
   // Loads the loss plugin `name` and builds a loss from `parameters`. Not found: Error naming every
   // path tried and every plugin found; ABI mismatch: Error with both values.

@@ -8,6 +8,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -159,6 +160,15 @@ const boost::dll::shared_library& checked_library(const fs::path& file, PluginKi
                                    " plugin '" + info.name + "'");
   }
   const auto& library = load_library(file);
+  // An unoptimised plugin works, slowly: said once per file.
+  static std::set<fs::path> warned;
+  if (library.has("sdprl_plugin_optimized") && library.get<const int>("sdprl_plugin_optimized") == 0 &&
+      warned.insert(file).second) {
+    std::fprintf(stderr,
+                 "sdprl: warning: %s was compiled without optimisation (a build with no CMAKE_BUILD_TYPE?); it "
+                 "runs several times slower: rebuild it with -DCMAKE_BUILD_TYPE=Release\n",
+                 file.string().c_str());
+  }
   if (!library.has(kFactoryAlias)) {
     throw Error(file.string(),
                 std::string("not an sdprl plugin: no symbol ") + kFactoryAlias +
@@ -287,7 +297,7 @@ PluginInfo PluginHost::inspect(const fs::path& file) {
   return info;
 }
 
-std::vector<PluginInfo> PluginHost::discover() const {
+std::vector<PluginInfo> PluginHost::discover(std::vector<Skipped>* skipped) const {
   std::vector<fs::path> files;
   for (const auto& path : explicit_paths_) {
     if (!path.empty() && is_explicit_file(path)) files.push_back(path);
@@ -302,8 +312,13 @@ std::vector<PluginInfo> PluginHost::discover() const {
     PluginInfo info;
     try {
       info = inspect(file);
-    } catch (const std::exception&) {
-      continue;  // not a plugin, or one built for another sdprl: skipped here
+    } catch (const Error& e) {
+      // Not a plugin, or one built for another sdprl: skipped, with the reason.
+      if (skipped) skipped->push_back({file, e.message()});
+      continue;
+    } catch (const std::exception& e) {
+      if (skipped) skipped->push_back({file, e.what()});
+      continue;
     }
     if (seen.emplace(info.kind, info.name).second) found.push_back(std::move(info));
   }
