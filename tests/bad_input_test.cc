@@ -264,6 +264,24 @@ TEST_F(BadInputTest, InfInData) {
                  {"value is NaN/Inf, got '-inf'"});
 }
 
+// A value whose square overflows is refused where it is read, with its place; before, 1e300 ended
+// as "non-finite objective at MM iteration 1" with no file named.
+TEST_F(BadInputTest, HugeValueInData) {
+  std::string obs = kObservations;
+  obs.replace(obs.find("3 4 12.0"), 8, "3 4 1e300");
+  const fs::path file = model(file_model(), obs);
+  expect_refused(run(file), escape_regex((dir() / "obs.mtx").string()) + ":6:5",
+                 {"value '1e300' is too large: sdprl needs |x| <= 1e150 so that products of two values stay finite"});
+}
+
+// TOML's inf and nan pass a rule such as ">= 0"; no key means one.
+TEST_F(BadInputTest, InfiniteNumberInModel) {
+  std::string text = file_model();
+  text.replace(text.find("lambda = 0.1"), 12, "lambda = inf");
+  const fs::path file = model(text);
+  expect_refused(run(file), located(file, 7), {"regularizer.lambda: expected a finite number >= 0, got inf"});
+}
+
 TEST_F(BadInputTest, IndexOutOfRange) {
   std::string obs = kObservations;
   obs.replace(obs.find("4 5 20.0"), 8, "4 7 20.0");

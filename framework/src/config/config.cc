@@ -289,6 +289,9 @@ struct ConfigTable::Impl {
     } else {
       fail_at(node, label, "expected " + rule.describe() + ", got " + type_name(node));
     }
+    // TOML has inf and nan literals; no sdprl key means one (lambda = inf passed ">= 0" and failed
+    // later as a numerical error).
+    if (!std::isfinite(x)) fail_at(node, label, "expected a finite " + rule.describe().substr(2) + ", got " + format_value(node));
     if (!rule.accepts(x)) {
       fail_at(node, label, "expected " + rule.describe() + ", got " + format_value(node));
     }

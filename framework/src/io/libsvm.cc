@@ -46,6 +46,7 @@ double finite_value(const LineInput& in, std::string_view text, long column, con
     in.fail(std::string("expected a real ") + what + ", got " + quote(text), column);
   }
   if (!std::isfinite(v)) in.fail(std::string(what) + " is NaN/Inf, got " + quote(text), column);
+  if (const std::string problem = scale_problem(v, text); !problem.empty()) in.fail(problem, column);
   return v;
 }
 

@@ -178,8 +178,9 @@ std::int64_t index_at_least(const LineInput& reader, const Field& f, const char*
   return v;
 }
 
-// A finite real value. With `integer`, the token must be an integer.
-double real_value(const LineInput& reader, const Field& f, bool integer) {
+// A finite real value. With `integer`, the token must be an integer. With `data`, also within
+// kLargestDataValue (an array is also read as a starting factor, which the solver checks itself).
+double real_value(const LineInput& reader, const Field& f, bool integer, bool data = true) {
   if (integer) {
     std::int64_t v = 0;
     ParseStatus s = parse_int(f.text, v);
@@ -198,6 +199,8 @@ double real_value(const LineInput& reader, const Field& f, bool integer) {
   }
   if (s != ParseStatus::ok) reader.fail("expected a real value, got " + quote(f.text), f.column);
   if (!std::isfinite(v)) reader.fail("value is NaN/Inf, got " + quote(f.text), f.column);
+  if (const std::string problem = data ? scale_problem(v, f.text) : std::string(); !problem.empty())
+    reader.fail(problem, f.column);
   return v;
 }
 
@@ -315,7 +318,7 @@ Matrix read_matrix_market_array(std::istream& in, const std::string& name) {
       reader.fail("expected 1 field 'value' per line, got " + std::to_string(v.size()),
                   v[1].column);
     }
-    values.push_back(real_value(reader, v[0], integer));
+    values.push_back(real_value(reader, v[0], integer, false));
   }
   if (static_cast<std::int64_t>(values.size()) < total) {
     reader.fail("expected " + count_of(total, "value", "values") + ", file ends after " +

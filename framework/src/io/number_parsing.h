@@ -35,6 +35,18 @@ ParseStatus parse_number(std::string_view s, T& out) {
   return ParseStatus::ok;
 }
 
+// The largest magnitude a data value may have: the objective squares values and multiplies them
+// in pairs, and 1e300 read as a target ended as "non-finite objective at MM iteration 1" with no
+// place named. Refused where it is read instead.
+constexpr double kLargestDataValue = 1e150;
+
+// "" when |v| is within kLargestDataValue, else why not (for the reader's located message).
+inline std::string scale_problem(double v, std::string_view text) {
+  if (!(v > kLargestDataValue || v < -kLargestDataValue)) return {};
+  return "value " + quote(text) + " is too large: sdprl needs |x| <= 1e150 so that products of two values stay "
+         "finite (rescale the data)";
+}
+
 inline ParseStatus parse_int(std::string_view s, std::int64_t& out) { return parse_number(s, out); }
 inline ParseStatus parse_double(std::string_view s, double& out) { return parse_number(s, out); }
 

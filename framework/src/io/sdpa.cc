@@ -86,6 +86,7 @@ class Reader {
     if (s == ParseStatus::out_of_range) fail(what + " " + quote(t.text) + " is out of the range of a double", t.column);
     if (s != ParseStatus::ok) fail("expected a real " + what + ", got " + quote(t.text), t.column);
     if (!std::isfinite(v)) fail(what + " is NaN/Inf, got " + quote(t.text), t.column);
+    if (const std::string problem = scale_problem(v, t.text); !problem.empty()) fail(problem, t.column);
     return v;
   }
 
