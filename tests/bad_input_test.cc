@@ -223,6 +223,55 @@ TEST_F(BadInputTest, LambdaGridWithoutValidationSet) {
   expect_refused(run(file), located(file, 7), {"a lambda grid needs a validation set"});
 }
 
+// Messages blame the right place: an unknown key that only a --set made is that option's; a key
+// the file does not contain is named as its default.
+TEST_F(BadInputTest, UnknownKeyFromSetIsTheOptions) {
+  const fs::path file = model(file_model());
+  expect_refused(run(file, {"--set", "foo.bar=1"}), "--set foo\\.bar", {"unknown key 'foo' at top level"});
+}
+
+TEST_F(BadInputTest, DefaultValueIsNamedAsSuch) {
+  const fs::path data = dir() / "two.svm";
+  write_file(data, "1 1:0.5\n-1 1:1.5\n1 1:2.5\n");
+  const fs::path file = model("[model]\ntype = \"npkl\"\ndata = \"two.svm\"\n");
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("model.toml:1:1: model.pairs_per_sample: not set, and its default 6 asks for 18 pairs, more "
+                       "than the 3 pairs of the 3 samples"),
+            std::string::npos)
+      << r.err;
+}
+
+// A MatrixMarket file named .txt is read as CSV (the extension chooses the reader): the message
+// says so.
+TEST_F(BadInputTest, ReaderChosenByExtensionIsNamed) {
+  std::string text = file_model();
+  text.replace(text.find("obs.mtx"), 7, "obs.txt");
+  const fs::path file = model(text);
+  write_file(dir() / "obs.txt", kObservations);
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("(read as CSV \"i,j,value\" because the file name ends in .txt; a MatrixMarket file must end "
+                       "in .mtx)\n"),
+            std::string::npos)
+      << r.err;
+}
+
+// Running out of memory is a message that says what to change, not "std::bad_alloc".
+TEST_F(BadInputTest, OutOfMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit this test sets";
+#endif
+  const fs::path file = model(
+      "[model]\ntype = \"matrix-completion\"\n"
+      "synthetic = { m = 100000, rank = 5, s = 2.0, outlier_fraction = 0.05, seed = 3 }\n"
+      "[loss]\ntype = \"l1\"\n[regularizer]\nlambda = 1.0\n");
+  const Result r = run(file, {}, "ulimit -v 300000;");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("sdprl: error: out of memory: the model's data or the solver's state", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("lower solver.rank, use fewer data, or raise the process's memory limit\n"), std::string::npos);
+}
+
 TEST_F(BadInputTest, BadCommandLineOverride) {
   const fs::path file = model(file_model());
   expect_refused(run(file, {"--set", "solver.admm.rho=-1"}), "--set solver\\.admm\\.rho",

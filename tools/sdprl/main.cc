@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -319,6 +320,15 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const po::error& e) {
     std::fprintf(stderr, "sdprl: error: %s\n\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // Not "std::bad_alloc": say what ran out and what to change.
+    const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    std::fprintf(stderr,
+                 "sdprl: error: out of memory: the model's data or the solver's state (which grow with the number "
+                 "of terms times the rank) did not fit in the memory this process may use (the machine has %.1f GB); "
+                 "lower solver.rank, use fewer data, or raise the process's memory limit\n",
+                 physical / 1e9);
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sdprl: error: %s\n", e.what());

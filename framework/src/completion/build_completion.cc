@@ -42,8 +42,15 @@ class CompletionEvaluator final : public Evaluator {
 
 io::CoordinateMatrix read_entries(const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
-  if (ext == ".csv" || ext == ".txt") return io::read_csv_triplets(file, 1);
-  return io::read_matrix_market_coordinate(file);
+  if (ext != ".csv" && ext != ".txt") return io::read_matrix_market_coordinate(file);
+  try {
+    return io::read_csv_triplets(file, 1);
+  } catch (const Error& e) {
+    // The extension chose the reader: a MatrixMarket file named .txt would fail as CSV without
+    // saying why it was read as CSV at all.
+    throw Error(e.where(), e.message() + " (read as CSV \"i,j,value\" because the file name ends in " + ext +
+                               "; a MatrixMarket file must end in .mtx)");
+  }
 }
 
 // Expands a file's entries into an EntrySet (mirroring a symmetric MatrixMarket file) and rejects

@@ -359,6 +359,9 @@ struct ConfigTable::Impl {
     if (best != nullptr) message += "; did you mean '" + *best + "'?";
     std::string where = location_of(key.source());
     if (where.empty()) where = location_of(value.source());
+    // A table that only a --set created (--set foo.bar=1) is that option's, not the file's.
+    if (const auto made = doc->set_tables.find(child(c, name)); where.empty() && made != doc->set_tables.end())
+      where = made->second;
     if (where.empty()) where = doc->source_file;
     throw Error(where, message);
   }

@@ -228,7 +228,7 @@ RunResult run_model(const RunRequest& request) {
   if (lambdas.size() > 1 && (!model.evaluator || !model.evaluator->has_validation()))
     reg.fail("lambda", "a lambda grid needs a validation set, and this model has none");
   const Index rank = base_options.rank > 0 ? base_options.rank : model.default_rank;
-  if (rank < 1) config.table("solver").fail("rank", "the model has no default rank: give solver.rank");
+  if (rank < 1) config.table("solver").fail("rank", "the model has none; set solver.rank");
   if (rank > model.terms->dimension())
     config.table("solver").fail("rank", "rank " + std::to_string(rank) + " exceeds the dimension n = " +
                                             std::to_string(model.terms->dimension()));

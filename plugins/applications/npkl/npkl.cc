@@ -22,6 +22,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "sdprl/error.h"
@@ -110,7 +111,14 @@ class Npkl final : public Application {
       // pairs_per_sample * n distinct unordered pairs of distinct samples.
       const auto wanted = static_cast<std::size_t>(std::llround(per_sample * static_cast<double>(n)));
       const auto possible = static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1) / 2;
-      if (wanted > possible) table.fail("pairs_per_sample", "asks for more pairs than the samples have");
+      if (wanted > possible) {
+        // Blamed at the [model] table when the key is not in the file: it is the default's fault.
+        std::ostringstream why;
+        why << (table.contains("pairs_per_sample") ? "" : "not set, and its default ") << per_sample << " asks for "
+            << wanted << " pairs, more than the " << possible << " pairs of the " << n
+            << " samples (give fewer, or a pairs file)";
+        table.fail("pairs_per_sample", why.str());
+      }
       std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(n - 1));
       std::set<std::pair<std::int32_t, std::int32_t>> seen;
       while (all.size() < wanted) {
