@@ -13,6 +13,7 @@
 #include <iterator>
 #include <iomanip>
 #include <limits>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
@@ -214,7 +215,15 @@ RunResult run_model(const RunRequest& request) {
 
   BuildContext context;
   context.seed = base_options.seed;
-  const Model model = app->build(model_table, context);
+  const Model model = [&] {
+    try {
+      return app->build(model_table, context);
+    } catch (const std::bad_alloc&) {
+      throw Error(req.model_file.string(), "out of memory while the application '" + result.application +
+                                               "' built the model's data ([model]); use fewer data, or raise the "
+                                               "process's memory limit");
+    }
+  }();
 
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);
@@ -320,7 +329,23 @@ RunResult run_model(const RunRequest& request) {
       req.after_mm_step(row);
       return true;
     };
-    trial.summary = solve(model, *loss, weights, options, X, after_step, start, checkpoint);
+    try {
+      trial.summary = solve(model, *loss, weights, options, X, after_step, start, checkpoint);
+    } catch (const std::bad_alloc&) {
+      // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
+      // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms
+      // at rank 5, docs/performance.md), and n r doubles a few times over.
+      const double terms = static_cast<double>(model.terms->size()), n = static_cast<double>(model.terms->dimension());
+      const double r = static_cast<double>(rank);
+      const double need = 8.0 * terms * (2.0 * r + 3.0) + 8.0 * 10.0 * n * r;
+      std::ostringstream why;
+      why.precision(3);
+      why << "out of memory in the solver: its state for " << model.terms->size() << " terms, n = "
+          << model.terms->dimension() << " and rank " << rank << " needs about " << need / 1e9
+          << " GB, more than this process could allocate; lower solver.rank, use fewer data, or raise the "
+             "process's memory limit";
+      throw Error("solver", why.str());
+    }
     trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                  ? model.evaluator->validation_error(X) : std::nan("");
     if (!req.quiet && lambdas.size() > 1)
