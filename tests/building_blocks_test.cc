@@ -7,9 +7,13 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
 #include <random>
 
 #include "sdprl/error.h"
+#include "sdprl/model.h"
 #include "sdprl/regularizers/low_rank_regularizer.h"
 #include "sdprl/regularizers/scaled_identity_regularizer.h"
 #include "sdprl/terms/composite_terms.h"
@@ -431,3 +435,34 @@ TEST(MixedModels, HelpersRejectBrokenPieces) {
 
 }  // namespace
 }  // namespace sdprl
+
+namespace {
+
+std::map<std::string, double> metric_map(const std::vector<sdprl::Metric>& metrics) {
+  std::map<std::string, double> out;
+  for (const auto& m : metrics) out[m.name] = m.value;
+  return out;
+}
+
+}  // namespace
+
+TEST(HeldOutEvaluator, ReportsTheSetsItHasAndChoosesByValidation) {
+  const sdprl::Matrix X = sdprl::Matrix::Constant(2, 1, 3.0);
+  auto sum = [](const sdprl::Matrix& M) { return M.sum(); };
+  auto twice = [](const sdprl::Matrix& M) { return 2.0 * M.sum(); };
+  const sdprl::HeldOutEvaluator both(sum, twice, 4.0);
+  auto m = metric_map(both.evaluate(X));
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m["validation_rmse"], 6.0);
+  EXPECT_EQ(m["test_rmse"], 12.0);
+  EXPECT_EQ(m["test_relative_rmse"], 3.0);
+  EXPECT_TRUE(both.has_validation());
+  EXPECT_EQ(both.validation_error(X), 6.0);
+  // No validation set and no scale: only test_rmse, and lambda cannot be chosen by it.
+  const sdprl::HeldOutEvaluator test_only({}, twice);
+  m = metric_map(test_only.evaluate(X));
+  EXPECT_EQ(m.size(), 1u);
+  EXPECT_EQ(m["test_rmse"], 12.0);
+  EXPECT_FALSE(test_only.has_validation());
+  EXPECT_THROW(test_only.validation_error(X), std::logic_error);
+}

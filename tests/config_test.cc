@@ -314,6 +314,20 @@ TEST(ConfigReadTest, FileResolvesAgainstBaseDirectory) {
   EXPECT_EQ(error.message(), "data.count: expected a file name, got an integer");
 }
 
+TEST(ConfigReadTest, FileWithADefaultBesideTheModel) {
+  TempDir dir;
+  const fs::path file = dir.write("model.toml", "[data]\ngiven = \"x.csv\"\n");
+  const ConfigTable data = ConfigTable::parse_file(file).table("data");
+  EXPECT_EQ(data.file("given", "data/none.csv"), data.base_directory() / "x.csv");  // given: not checked
+  fs::create_directories(dir.path() / "data");
+  dir.write("data/shipped.csv", "1\n");
+  EXPECT_EQ(data.file("absent", "data/shipped.csv"), data.base_directory() / "data" / "shipped.csv");
+  const Error error = catch_error([&] { data.file("absent", "data/none.csv"); });
+  EXPECT_EQ(error.where(), file.string() + ":1:1");
+  EXPECT_NE(error.message().find("no 'absent = \"FILE\"' given and the default "), std::string::npos);
+  EXPECT_NE(error.message().find("none.csv does not exist"), std::string::npos);
+}
+
 TEST(ConfigReadTest, RequireMissing) {
   const ConfigTable config = parse("x = 1\n\n[solver]\nrank = 2\n");
   const ConfigTable solver = config.table("solver");

@@ -27,6 +27,7 @@
 
 #include "sdprl/completion/synthetic.h"
 #include "sdprl/loss.h"
+#include "sdprl/l1_loss.h"
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
 #include "admm/admm.h"
@@ -35,17 +36,7 @@
 
 namespace {
 
-// l1 loss phi(a) = a, phi'(a) = 1 (the plugin of plugins/losses/l1, defined here so that the
-// benchmark needs no plugin).
-class L1Loss final : public sdprl::Loss {
- public:
-  std::string name() const override { return "l1"; }
-  double value(double a) const override { return a; }
-  double derivative(double) const override { return 1.0; }
-  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
-    sdprl::evaluate_inline(*this, a, phi, dphi);  // as the shipped plugins do
-  }
-};
+using sdprl::L1Loss;  // the loss of plugins/losses/l1, so that the benchmark needs no plugin
 
 constexpr sdprl::Index kRank = 5;
 using Clock = std::chrono::steady_clock;

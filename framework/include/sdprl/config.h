@@ -84,6 +84,9 @@ class SDPRL_API ConfigTable {
                               const NumberRule& rule = {}) const;
   // A file name, resolved against base_directory(). Absent: nullopt.
   std::optional<std::filesystem::path> file(std::string_view key) const;
+  // A file name as above; absent: `fallback` resolved against base_directory() (a data file that
+  // ships beside the model), which must then exist (Error naming the key and the default).
+  std::filesystem::path file(std::string_view key, const std::filesystem::path& fallback) const;
 
   // Required forms: absent throws Error "missing required key".
   double require_number(std::string_view key, const NumberRule& rule = {}) const;

@@ -32,6 +32,25 @@ class SDPRL_API Evaluator {
   virtual double validation_error(const Matrix& X) const;
 };
 
+// The Evaluator of a model with held-out sets (matrix completion, NPKL, CMVU): test_rmse and
+// validation_rmse, each from its own error function of X (an empty function: no such set), and
+// test_relative_rmse = test_rmse / test_scale when test_scale > 0 (e.g. the RMS of the test
+// targets). Lambda is chosen by the validation RMSE.
+class SDPRL_API HeldOutEvaluator final : public Evaluator {
+ public:
+  using Rmse = std::function<double(const Matrix& X)>;
+  HeldOutEvaluator(Rmse validation, Rmse test, double test_scale = 0.0);
+  ~HeldOutEvaluator() override;
+
+  std::vector<Metric> evaluate(const Matrix& X) const override;
+  bool has_validation() const override { return static_cast<bool>(validation_); }
+  double validation_error(const Matrix& X) const override;
+
+ private:
+  Rmse validation_, test_;
+  double test_scale_;
+};
+
 struct Model {
   std::string application;                       // the plugin that built it
   std::shared_ptr<const ConstraintSet> terms;    // required

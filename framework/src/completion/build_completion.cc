@@ -23,22 +23,11 @@ double rmse(const EntrySet& set, const Matrix& X) {
   return std::sqrt(sum / static_cast<double>(set.rows.size()));
 }
 
-class CompletionEvaluator final : public Evaluator {
- public:
-  CompletionEvaluator(EntrySet validation, EntrySet test)
-      : validation_(std::move(validation)), test_(std::move(test)) {}
-  std::vector<Metric> evaluate(const Matrix& X) const override {
-    std::vector<Metric> out;
-    if (!test_.rows.empty()) out.push_back({"test_rmse", rmse(test_, X)});
-    if (!validation_.rows.empty()) out.push_back({"validation_rmse", rmse(validation_, X)});
-    return out;
-  }
-  bool has_validation() const override { return !validation_.rows.empty(); }
-  double validation_error(const Matrix& X) const override { return rmse(validation_, X); }
-
- private:
-  EntrySet validation_, test_;
-};
+// The RMSE of a held-out set as HeldOutEvaluator takes it (none for an empty set).
+HeldOutEvaluator::Rmse held_out_rmse(EntrySet set) {
+  if (set.rows.empty()) return {};
+  return [set = std::move(set)](const Matrix& X) { return rmse(set, X); };
+}
 
 io::CoordinateMatrix read_entries(const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
@@ -180,7 +169,8 @@ Model build_completion(const ConfigTable& table, const BuildContext& context, co
                                              {"observed", static_cast<double>(observed.rows.size())}});
     Vector targets = Eigen::Map<const Vector>(observed.values.data(), static_cast<Index>(observed.values.size()));
     model.terms = std::make_shared<EntryTerms>(n, std::move(observed.rows), std::move(observed.cols), std::move(targets));
-    model.evaluator = std::make_shared<CompletionEvaluator>(std::move(validation), std::move(test));
+    model.evaluator = std::make_shared<HeldOutEvaluator>(held_out_rmse(std::move(validation)),
+                                                         held_out_rmse(std::move(test)));
     return model;
 }
 

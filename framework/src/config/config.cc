@@ -554,6 +554,14 @@ std::optional<std::filesystem::path> ConfigTable::file(std::string_view key) con
   return name.is_absolute() ? name : impl_->doc->base_directory / name;
 }
 
+std::filesystem::path ConfigTable::file(std::string_view key, const std::filesystem::path& fallback) const {
+  if (auto given = file(key)) return *given;
+  const std::filesystem::path path = fallback.is_absolute() ? fallback : impl_->doc->base_directory / fallback;
+  if (!std::filesystem::exists(path))
+    fail("", "no '" + std::string(key) + " = \"FILE\"' given and the default " + path.string() + " does not exist");
+  return path;
+}
+
 double ConfigTable::require_number(std::string_view key, const NumberRule& rule) const {
   const toml::node* node = impl_->read(key);
   if (node == nullptr) impl_->missing(key);

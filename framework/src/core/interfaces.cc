@@ -7,6 +7,7 @@
 #include "sdprl/regularizer.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace sdprl {
 
@@ -58,6 +59,26 @@ Evaluator::~Evaluator() = default;
 bool Evaluator::has_validation() const { return false; }
 double Evaluator::validation_error(const Matrix&) const {
   throw std::logic_error("this model has no validation set");
+}
+
+HeldOutEvaluator::HeldOutEvaluator(Rmse validation, Rmse test, double test_scale)
+    : validation_(std::move(validation)), test_(std::move(test)), test_scale_(test_scale) {}
+
+HeldOutEvaluator::~HeldOutEvaluator() = default;
+
+std::vector<Metric> HeldOutEvaluator::evaluate(const Matrix& X) const {
+  std::vector<Metric> out;
+  if (test_) {
+    const double e = test_(X);
+    out.push_back({"test_rmse", e});
+    if (test_scale_ > 0.0) out.push_back({"test_relative_rmse", e / test_scale_});
+  }
+  if (validation_) out.push_back({"validation_rmse", validation_(X)});
+  return out;
+}
+
+double HeldOutEvaluator::validation_error(const Matrix& X) const {
+  return validation_ ? validation_(X) : Evaluator::validation_error(X);
 }
 Application::~Application() = default;
 

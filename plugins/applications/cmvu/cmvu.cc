@@ -83,6 +83,11 @@
 #include "sdprl/terms/distance_terms.h"
 
 namespace sdprl::cmvu {
+
+// What `sdprl plugins` says of this application.
+constexpr char kDescription[] =
+    "robust colored MVU (distance terms on kNN pairs, A = -H T H label kernel; LIBSVM data)";
+
 namespace {
 
 constexpr double kPaperGamma = 0.01;  // paper: "The tradeoff parameter gamma is fixed at 0.01".
@@ -113,29 +118,6 @@ double pair_rmse(const PairSet& set, const Matrix& X) {
   }
   return std::sqrt(sum / static_cast<double>(set.rows.size()));
 }
-
-class CmvuEvaluator final : public Evaluator {
- public:
-  CmvuEvaluator(PairSet validation, PairSet test) : validation_(std::move(validation)), test_(std::move(test)) {
-    test_scale_ = test_.rows.empty() ? 0.0 : std::sqrt(test_.targets.squaredNorm() / static_cast<double>(test_.rows.size()));
-  }
-  std::vector<Metric> evaluate(const Matrix& X) const override {
-    std::vector<Metric> out;
-    if (!test_.rows.empty()) {
-      const double e = pair_rmse(test_, X);
-      out.push_back({"test_rmse", e});
-      if (test_scale_ > 0.0) out.push_back({"test_relative_rmse", e / test_scale_});
-    }
-    if (!validation_.rows.empty()) out.push_back({"validation_rmse", pair_rmse(validation_, X)});
-    return out;
-  }
-  bool has_validation() const override { return !validation_.rows.empty(); }
-  double validation_error(const Matrix& X) const override { return pair_rmse(validation_, X); }
-
- private:
-  PairSet validation_, test_;
-  double test_scale_ = 0.0;
-};
 
 double median(std::vector<double> v) {
   if (v.empty()) return std::nan("");
@@ -192,14 +174,7 @@ class Cmvu final : public Application {
         table.integer("seed", static_cast<std::int64_t>(context.seed), NumberRule::non_negative()));
     const std::int64_t rank = table.integer("rank", kDefaultRank, NumberRule::at_least(1));
 
-    std::filesystem::path data_file;
-    if (auto f = table.file("data")) {
-      data_file = *f;
-    } else {
-      data_file = table.base_directory() / "data" / "usps-test.libsvm.bz2";
-      if (!std::filesystem::exists(data_file))
-        table.fail("", "no 'data = \"FILE\"' given and the default " + data_file.string() + " does not exist");
-    }
+    const std::filesystem::path data_file = table.file("data", "data/usps-test.libsvm.bz2");
 
     // ---- data
     io::LabeledData data = io::read_libsvm(data_file, static_cast<Index>(features));
@@ -336,7 +311,15 @@ class Cmvu final : public Application {
                    {"kernel_top_eigenvalue", kernel->spectral_norm()}};
     model.terms = std::make_shared<DistanceTerms>(n, std::move(train.rows), std::move(train.cols), std::move(train.targets));
     model.quadratic = std::move(kernel);
-    model.evaluator = std::make_shared<CmvuEvaluator>(std::move(validation), std::move(test));
+    // Relative to the RMS of the test targets, so that data sets of any scale compare.
+    const double test_scale =
+        test.rows.empty() ? 0.0 : std::sqrt(test.targets.squaredNorm() / static_cast<double>(test.rows.size()));
+    auto rmse_of = [](PairSet set) -> HeldOutEvaluator::Rmse {
+      if (set.rows.empty()) return {};
+      return [set = std::move(set)](const Matrix& X) { return pair_rmse(set, X); };
+    };
+    model.evaluator =
+        std::make_shared<HeldOutEvaluator>(rmse_of(std::move(validation)), rmse_of(std::move(test)), test_scale);
     return model;
   }
 };
@@ -344,6 +327,4 @@ class Cmvu final : public Application {
 }  // namespace
 }  // namespace sdprl::cmvu
 
-SDPRL_APPLICATION_PLUGIN("cmvu", "1.0",
-                         "robust colored MVU (distance terms on kNN pairs, A = -H T H label kernel; LIBSVM data)",
-                         sdprl::cmvu::Cmvu)
+SDPRL_APPLICATION_PLUGIN("cmvu", "1.0", sdprl::cmvu::kDescription, sdprl::cmvu::Cmvu)

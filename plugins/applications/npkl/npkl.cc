@@ -34,6 +34,11 @@
 #include "sdprl/terms/entry_terms.h"
 
 namespace sdprl::npkl {
+
+// What `sdprl plugins` says of this application.
+constexpr char kDescription[] =
+    "nonparametric kernel learning: must/cannot-link pairs, kNN-graph Laplacian";
+
 namespace {
 
 struct Pairs {
@@ -52,19 +57,6 @@ double pair_rmse(const Pairs& p, const Matrix& X) {
   }
   return std::sqrt(s / static_cast<double>(p.size()));
 }
-
-class PairEvaluator final : public Evaluator {
- public:
-  PairEvaluator(Pairs validation, Pairs test) : validation_(std::move(validation)), test_(std::move(test)) {}
-  std::vector<Metric> evaluate(const Matrix& X) const override {
-    return {{"test_rmse", pair_rmse(test_, X)}, {"validation_rmse", pair_rmse(validation_, X)}};
-  }
-  bool has_validation() const override { return validation_.size() > 0; }
-  double validation_error(const Matrix& X) const override { return pair_rmse(validation_, X); }
-
- private:
-  Pairs validation_, test_;
-};
 
 class Npkl final : public Application {
  public:
@@ -164,7 +156,11 @@ class Npkl final : public Application {
                    {"knn_edges", static_cast<double>(edges.size())}};
     Vector t = Eigen::Map<const Vector>(train.t.data(), static_cast<Index>(train.t.size()));
     model.terms = std::make_shared<EntryTerms>(n, std::move(train.i), std::move(train.j), std::move(t));
-    model.evaluator = std::make_shared<PairEvaluator>(std::move(validation), std::move(test));
+    auto rmse_of = [](Pairs set) -> HeldOutEvaluator::Rmse {
+      if (set.size() == 0) return {};
+      return [set = std::move(set)](const Matrix& X) { return pair_rmse(set, X); };
+    };
+    model.evaluator = std::make_shared<HeldOutEvaluator>(rmse_of(std::move(validation)), rmse_of(std::move(test)));
     return model;
   }
 };
@@ -172,6 +168,4 @@ class Npkl final : public Application {
 }  // namespace
 }  // namespace sdprl::npkl
 
-SDPRL_APPLICATION_PLUGIN("npkl", "1.0",
-                         "nonparametric kernel learning: must/cannot-link pairs, kNN-graph Laplacian",
-                         sdprl::npkl::Npkl)
+SDPRL_APPLICATION_PLUGIN("npkl", "1.0", sdprl::npkl::kDescription, sdprl::npkl::Npkl)

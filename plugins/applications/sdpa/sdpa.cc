@@ -44,6 +44,11 @@
 #include "sdprl/terms/sparse_matrix_terms.h"
 
 namespace sdprl::sdpa {
+
+// What `sdprl plugins` says of this application.
+constexpr char kDescription[] =
+    "any SDP in SDPA sparse format (.dat-s): one SDP block plus LP blocks";
+
 namespace {
 
 class SdpaEvaluator final : public Evaluator {
@@ -147,6 +152,4 @@ class Sdpa final : public Application {
 }  // namespace
 }  // namespace sdprl::sdpa
 
-SDPRL_APPLICATION_PLUGIN("sdpa", "1.0",
-                         "any SDP in SDPA sparse format (.dat-s): one SDP block plus LP blocks",
-                         sdprl::sdpa::Sdpa)
+SDPRL_APPLICATION_PLUGIN("sdpa", "1.0", sdprl::sdpa::kDescription, sdprl::sdpa::Sdpa)

@@ -62,6 +62,11 @@
 #include "sdprl/terms/all_entries_terms.h"
 
 namespace sdprl::sparse_pca {
+
+// What `sdprl plugins` says of this application.
+constexpr char kDescription[] =
+    "sparse PCA (all n^2 entry terms |Z_ij| implicit, A = -Sigma through the data, tr Z <= 1)";
+
 namespace {
 
 constexpr double kPaperGamma = 10.0, kPaperLambda = 0.0;
@@ -107,14 +112,7 @@ class SparsePca final : public Application {
     const std::int64_t rank = table.integer("rank", kDefaultRank, NumberRule::at_least(1));
     const std::int64_t features = table.integer("features", 0, NumberRule::non_negative());
     const double pca_power = table.number("pca_power", 0.5, NumberRule::non_negative());
-    std::filesystem::path data_file;
-    if (auto f = table.file("data")) {
-      data_file = *f;
-    } else {
-      data_file = table.base_directory() / "data" / "colon-cancer.dense.txt.gz";
-      if (!std::filesystem::exists(data_file))
-        table.fail("", "no 'data = \"FILE\"' given and the default " + data_file.string() + " does not exist");
-    }
+    const std::filesystem::path data_file = table.file("data", "data/colon-cancer.dense.txt.gz");
 
     const io::LabeledData data = io::read_dense_labeled(data_file);
     const Index N = data.samples.rows();
@@ -178,6 +176,4 @@ class SparsePca final : public Application {
 }  // namespace
 }  // namespace sdprl::sparse_pca
 
-SDPRL_APPLICATION_PLUGIN("sparse-pca", "1.0",
-                         "sparse PCA (all n^2 entry terms |Z_ij| implicit, A = -Sigma through the data, tr Z <= 1)",
-                         sdprl::sparse_pca::SparsePca)
+SDPRL_APPLICATION_PLUGIN("sparse-pca", "1.0", sdprl::sparse_pca::kDescription, sdprl::sparse_pca::SparsePca)

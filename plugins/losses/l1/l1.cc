@@ -1,20 +1,10 @@
-// l1 loss: phi(a) = a.  phi(0) = 0, phi'(a) = 1 (so every MM weight is 1 and the MM surrogate is
-// the exact convex l1 problem in Z = X X^T linearised at X_k; paper Alg. 2).
+// l1 loss: phi(a) = a, the loss of the convex problem (sdprl/l1_loss.h).
+#include "sdprl/l1_loss.h"
 #include "sdprl/plugin.h"
 
 namespace {
 
-class L1Loss final : public sdprl::Loss {
- public:
-  std::string name() const override { return "l1"; }
-  double value(double a) const override { return a; }
-  double derivative(double) const override { return 1.0; }
-  void evaluate(const sdprl::Vector& a, sdprl::Vector& phi, sdprl::Vector& dphi) const override {
-    sdprl::evaluate_inline(*this, a, phi, dphi);
-  }
-};
-
-std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable&) { return std::make_unique<L1Loss>(); }
+std::unique_ptr<sdprl::Loss> make(const sdprl::ConfigTable&) { return std::make_unique<sdprl::L1Loss>(); }
 
 }  // namespace
 

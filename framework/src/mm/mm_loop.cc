@@ -1,0 +1,260 @@
+// The MM loop (mm/mm_loop.h): one MM step is prepare (the ADMM's warm start and rho), trial (the
+// inexact ADMM solve of the surrogate and the rebuild at the trial point), judgement
+// (mm/step_acceptance.h) and, once accepted, the stopping rules and the checkpoint.
+#include "mm/mm_loop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "admm/admm.h"
+#include "mm/checkpointer.h"
+#include "mm/iteration_log.h"
+#include "mm/loop_support.h"
+#include "mm/step_acceptance.h"
+#include "mm/surrogate.h"
+#include "sdprl/error.h"
+
+namespace sdprl::mm {
+namespace {
+
+// One MM step's trial point X_k + Xt and what the loop needs of it.
+struct Trial {
+  int inner = 0;                 // ADMM iterations
+  double gap = 0.0;              // this step's ADMM gap (a fused rebuild moves the state on)
+  double surrogate_value = 0.0;  // H(Xt) (at the feasible Y under a constraint)
+  double f_next = 0.0;           // F(X_k + Xt)
+  bool checkpoint_due = false;
+};
+
+class MmLoop {
+ public:
+  MmLoop(const Model& model, const Loss& loss, const RegularizationWeights& weights, const SolverOptions& options,
+         Matrix& X, const IterationCallback& callback, const CheckpointCallback& checkpoint, Summary summary,
+         const SolverState* start, const xt_step::Paths& paths)
+      : model_(model), options_(options), X_(X), callback_(callback), start_(start), summary_(std::move(summary)),
+        t_solve_(Clock::now()), surrogate_(model, loss, weights, options.admm.split, summary_.rank),
+        log_(options, loss) {
+    state_.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
+    summary_.split_terms = surrogate_.split_terms();
+    if (begin()) {
+      admm_.emplace(surrogate_, summary_.rho, options.admm, paths);
+      if (start) admm_->restore_warm_start(start->xt_step_state, surrogate_, state_);
+      if (options.admm.rho > 0.0 || start) log_.header(summary_);
+      checkpointer_.emplace(checkpoint, options, t_solve_, loop_.time_before);
+    }
+  }
+
+  Summary run() {
+    if (!admm_) return summary_;
+    summary_.status = SolverStatus::kIterationLimit;
+    for (int k = loop_.first_step; k <= options_.max_mm_iterations; ++k) {
+      const double eps =
+          std::max(options_.admm.min_tolerance, loop_.c0 / std::pow(static_cast<double>(k), options_.admm.b0));
+      if (!primed_) prepare(k);
+      const Trial trial = try_step(k, eps);
+      TraceRow row;
+      row.mm_iteration = k;
+      row.objective = trial.f_next;
+      row.relative_change = std::abs(loop_.f - trial.f_next) / std::max(std::abs(loop_.f), 1e-300);
+      row.admm_iterations = trial.inner;
+      row.gap = trial.gap;
+      row.tolerance = eps;
+      row.time = loop_.time_before + seconds_since(t_solve_);
+      const Next next = judge(k, trial, eps);
+      if (next == Next::kRetry) {
+        --k;  // the same step again, with the same eps_k
+        continue;
+      }
+      if (next == Next::kStop || accept_and_stop(k, row)) break;
+      // Here the step's state is complete (small_steps included) and the loop goes on: a
+      // checkpoint taken now continues with step k + 1 exactly as this run does.
+      if (trial.checkpoint_due) checkpointer_->take(k, X_, loop_, surrogate_, *admm_, state_, summary_);
+    }
+    summary_.solve_time = loop_.time_before + seconds_since(t_solve_);
+    summary_.curvature_scale = surrogate_.curvature_scale();
+    if (model_.evaluator) summary_.metrics = model_.evaluator->evaluate(X_);
+    log_.finish(summary_);
+    return summary_;
+  }
+
+ private:
+  enum class Next { kGoOn, kRetry, kStop };
+
+  // The surrogate at X_0 (or the saved X_k) and the loop's variables; false when F(X_0) is not
+  // finite (the summary says so).
+  bool begin() {
+    // tau of SolverOptions::curvature_scale, as refused steps have raised it so far.
+    const double tau_start = start_ ? start_->curvature_scale : options_.curvature_scale;
+    if (!(tau_start > 0.0 && tau_start <= 1.0))
+      throw Error("solver", "the saved curvature scale " + fmt("%.17g", tau_start) + " is not in (0, 1]");
+    surrogate_.set_curvature_scale(tau_start);
+    summary_.curvature_scale = tau_start;
+    surrogate_.update(X_);
+    loop_.f = surrogate_.center_objective();
+    if (start_) {
+      validate_resume(*start_, model_, loop_.f, summary_.n, summary_.rank, summary_.split_terms);
+      resume_from(*start_, summary_, state_, loop_);
+      return true;
+    }
+    summary_.initial_objective = summary_.final_objective = loop_.f;
+    if (!std::isfinite(loop_.f)) {
+      summary_.status = SolverStatus::kNumericalError;
+      summary_.message = "the objective at the starting point is not finite";
+      return false;
+    }
+    // c0 scales the ADMM tolerance schedule with the objective (docs/method.md section 3: F(X_1)).
+    // With an indefinite A, F's parts can cancel: sparse PCA's F is sum_ij |Z_ij| - (gamma/2)
+    // tr(X^T Sigma X), and |F| at the PCA start was 10x smaller than at the random start (22
+    // against 220), so the PCA start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8
+    // iterations per MM step), and an F(X_0) near 0 would send every ADMM to its iteration cap.
+    // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
+    loop_.c0 = options_.admm.c0 > 0.0 ? options_.admm.c0 : std::max(surrogate_.objective_magnitude(), 1e-12);
+    return true;
+  }
+
+  // The ADMM of step k made ready, unless the previous step's fused rebuild already did it.
+  void prepare(int k) {
+    admm_->prepare(rebuild_preconditioner_);
+    rebuild_preconditioner_ = false;
+    if (k == 1 && options_.admm.rho == 0.0 && admm_->balanced_rho() > summary_.rho) {
+      // Scale-aware automatic rho (docs/method.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
+      // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
+      // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
+      // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
+      summary_.rho = admm_->balanced_rho();
+      admm_->set_rho(summary_.rho);
+    }
+    // Warm start (docs/method.md section 3): keep nu and e from the previous MM step. The ADMM's
+    // first Xt-step does not read Xt, so the direct step starts it from 0; the coupled step's
+    // CG starts from the previous MM step's Xt (docs/method.md: "CG warm-started from the previous
+    // Xt"; the steps of consecutive MM iterations are alike): 28% fewer CG iterations at
+    // n = 100, rank 60, l1 (docs/performance.md).
+    admm_->reset_if_needed(state_);
+    if (admm_->direct()) state_.D.setZero();
+  }
+
+  // The ADMM solve of step k to eps_k and the surrogate rebuilt at X_k + Xt (into X_next_); with
+  // the fused rebuild, that rebuild also runs the next step's first ADMM iteration (primed_).
+  Trial try_step(int k, double eps) {
+    Trial t;
+    t.inner = admm_->run(state_, eps);
+    summary_.admm_iterations += t.inner;
+    summary_.cg_iterations += state_.cg_iterations;
+    X_next_ = X_ + state_.step;  // under a constraint, the feasible Y of the ADMM
+    t.gap = state_.gap;
+    t.surrogate_value = state_.primal;
+    // A checkpoint must hold the state between two MM steps: no fused rebuild before one (nor
+    // when an interrupt, which takes one, is already known).
+    t.checkpoint_due = checkpointer_->due(k);
+    const bool interrupting = options_.interrupt && options_.interrupt->load();
+    primed_ = false;
+    // (update_and_iterate() itself falls back to the plain update where the fusion does not apply.)
+    if (k < options_.max_mm_iterations && !t.checkpoint_due && !interrupting)
+      primed_ = admm_->update_and_iterate(surrogate_, X_next_, state_);
+    else
+      surrogate_.update(X_next_);
+    t.f_next = surrogate_.center_objective();
+    return t;
+  }
+
+  // Whether the trial point is accepted (kGoOn), refused and taken again with a larger curvature
+  // scale (kRetry), or ends the run on X_k (kStop); the surrogate is back at X_k unless accepted.
+  Next judge(int k, const Trial& t, double eps) {
+    if (!std::isfinite(t.f_next) || !X_next_.allFinite()) {
+      summary_.status = SolverStatus::kNumericalError;
+      summary_.message = "non-finite objective at MM iteration " + std::to_string(k) +
+                         "; the factor is the last finite iterate";
+      surrogate_.update(X_);
+      return Next::kStop;
+    }
+    const double tau = surrogate_.curvature_scale();
+    const StepVerdict verdict = judge_step(k, loop_.f, t.f_next, t.surrogate_value, tau, eps, t.gap);
+    if (verdict.kind == StepVerdict::kRefuse) {
+      ++summary_.rejected_steps;
+      const double raised = std::min(1.0, 2.0 * tau);
+      log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, raised);
+      surrogate_.set_curvature_scale(raised);
+      surrogate_.update(X_);
+      primed_ = false;
+      rebuild_preconditioner_ = true;  // B changed with tau
+      return Next::kRetry;
+    }
+    if (verdict.violation) ++summary_.monotonicity_violations;
+    if (verdict.kind == StepVerdict::kFault) {
+      summary_.status = SolverStatus::kNumericalError;
+      summary_.message = verdict.message;
+      surrogate_.update(X_);
+      return Next::kStop;
+    }
+    return Next::kGoOn;
+  }
+
+  // X_{k+1} = X_k + Xt, then the stopping rules; true when the run ends here.
+  bool accept_and_stop(int k, const TraceRow& row) {
+    X_.swap(X_next_);
+    loop_.f = row.objective;
+    summary_.mm_iterations = k;
+    summary_.final_objective = row.objective;
+    summary_.trace.push_back(row);
+    log_.step(summary_, row);
+
+    // The callback sees every MM iterate, the last one included.
+    if (callback_ && !callback_(row, X_)) {
+      summary_.status = SolverStatus::kInterrupted;
+      summary_.message = "stopped by the caller";
+      return true;
+    }
+    loop_.small_steps = row.relative_change < options_.relative_tolerance ? loop_.small_steps + 1 : 0;
+    if (loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
+      summary_.status = SolverStatus::kConverged;
+      return true;
+    }
+    // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
+    // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
+    // then set), so that the checkpoint holds a state between two steps.
+    if (options_.interrupt && options_.interrupt->load() && !(primed_ && checkpointer_->enabled())) {
+      summary_.status = SolverStatus::kInterrupted;
+      summary_.message = "interrupted";
+      // Always: an interrupted run must be resumable, whatever the checkpoint interval.
+      if (checkpointer_->enabled()) checkpointer_->take(k, X_, loop_, surrogate_, *admm_, state_, summary_);
+      return true;
+    }
+    if (options_.time_limit > 0.0 && row.time >= options_.time_limit) {
+      summary_.status = SolverStatus::kTimeLimit;
+      return true;
+    }
+    return false;
+  }
+
+  const Model& model_;
+  const SolverOptions& options_;
+  Matrix& X_;
+  const IterationCallback& callback_;
+  const SolverState* start_;
+  Summary summary_;
+  const Clock::time_point t_solve_;
+  Surrogate surrogate_;
+  AdmmState state_;
+  LoopVariables loop_;
+  std::optional<Admm> admm_;
+  IterationLog log_;
+  std::optional<Checkpointer> checkpointer_;
+  Matrix X_next_;
+  // True when the rebuild of the previous step also prepared this step's ADMM and ran its first
+  // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
+  bool primed_ = false;
+  bool rebuild_preconditioner_ = false;  // after a refused step: B changed with tau
+};
+
+}  // namespace
+
+Summary solve_mm(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                 const SolverOptions& options, Matrix& X, const IterationCallback& callback,
+                 const CheckpointCallback& checkpoint, Summary summary, const SolverState* start,
+                 const xt_step::Paths& paths) {
+  return MmLoop(model, loss, weights, options, X, callback, checkpoint, std::move(summary), start, paths).run();
+}
+
+}  // namespace sdprl::mm
