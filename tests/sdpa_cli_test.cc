@@ -71,6 +71,32 @@ TEST(SdpaCli, ShippedExampleReachesItsOptimum) {
   EXPECT_NEAR(value_of(r.out, "objective"), -0.25 * kOptimum, 1e-4);
 }
 
+// Unbounded models end with status unbounded and exit 3, the message naming gamma (docs/method.md
+// section 7.1). Without the certificate both ran to a finite "result" with exit 0 or 1.
+TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
+  TempDir dir;
+  // max Y22 s.t. Y11 = 1, Y PSD (sdpa: pINF_dFEAS for its primal, i.e. this problem is
+  // unbounded). From the spectral start the second row is 0 and MM never moves it: the run
+  // converges at the saddle X = e_1, and only the ray along A's lowest eigenvector shows it.
+  std::ofstream(dir.path() / "ray.dat-s") << "1\n1\n2\n1.0\n0 1 2 2 1.0\n1 1 1 1 1.0\n";
+  std::ofstream(dir.path() / "ray.toml") << "[model]\ntype = \"sdpa\"\nfile = \"ray.dat-s\"\n[loss]\ntype = \"l1\"\n";
+  Result r = sdprl({"run", (dir.path() / "ray.toml").string(), "--quiet", "--out", (dir.path() / "a").string()},
+                   dir.path());
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("status = unbounded"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the objective is unbounded below"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gamma = 2 is too large"), std::string::npos) << r.err;
+  // The shipped example with gamma = 20: the l1 penalty is exact only for multipliers below
+  // 2 / gamma = 0.1 (its largest is 3.15), so F falls along the iterates themselves.
+  r = sdprl({"run", kExample.string(), "--quiet", "--set", "regularizer.gamma=20", "--out",
+             (dir.path() / "b").string()},
+            dir.path());
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("status = unbounded"), std::string::npos) << r.out;
+  EXPECT_LE(value_of(r.out, "mm_iterations"), 1000.0);
+  EXPECT_NE(r.err.find("along X -> c X from the last iterate"), std::string::npos) << r.err;
+}
+
 TEST(SdpaCli, MalformedFileExitsWithItsLine) {
   TempDir dir;
   std::ofstream(dir.path() / "bad.dat-s") << "\"a comment\n2\n1\n2\n1 1\n1 1 1 1 1.0\n2 1 2 2 oops\n";

@@ -45,6 +45,18 @@ grep -q '^robust-mvu ' "$work/plugins.txt" || { cat "$work/plugins.txt"; fail "s
 "$work/prefix/bin/sdprl" run "$example/model.toml" --quiet --out "$work/out" > "$work/run.txt"
 cat "$work/run.txt"
 grep -q '^status = converged' "$work/run.txt" || fail "the run did not converge"
+# Too large a gamma makes F unbounded below (docs/writing-plugins.md, "gamma"): the solver proves it
+# along a ray and ends with status unbounded, exit 3, naming gamma, well within 1000 MM steps.
+rc=0
+"$work/prefix/bin/sdprl" run "$example/model.toml" --quiet --out "$work/out-unbounded" --set regularizer.gamma=0.05 \
+    > "$work/unbounded.txt" 2> "$work/unbounded.err" || rc=$?
+cat "$work/unbounded.txt" "$work/unbounded.err"
+[ "$rc" -eq 3 ] || fail "gamma = 0.05: exit $rc, expected 3"
+grep -q '^status = unbounded' "$work/unbounded.txt" || fail "gamma = 0.05: status is not unbounded"
+grep -q 'gamma = 0.05 is too large' "$work/unbounded.err" || fail "gamma = 0.05: the message does not name gamma"
+steps=$(sed -n 's/^mm_iterations = //p' "$work/unbounded.txt")
+[ "$steps" -le 1000 ] || fail "gamma = 0.05: unbounded only after $steps MM steps"
+
 corrupted=$(grep -o '"corrupted_pairs": *[0-9.]*' "$work/out/summary.json" | sed 's/.*: *//')
 awk -v c="${corrupted:-0}" 'BEGIN { exit !(c >= 5) }' || fail "only '${corrupted}' corrupted pairs: robustness not exercised"
 echo "corrupted neighbour targets: $corrupted"

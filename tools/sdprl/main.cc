@@ -184,6 +184,11 @@ int run(const std::vector<std::string>& args) {
     return 1;
   }
   if (r.summary.usable()) return 0;
+  if (status == sdprl::SolverStatus::kUnbounded) {
+    std::fprintf(stderr, "sdprl: error: solver: %s; summary.json, trace.csv and the iterate that shows it are in %s\n",
+                 r.summary.message.c_str(), r.output_directory.string().c_str());
+    return 3;
+  }
   // A numerical failure: the outputs (summary, trace, last finite iterate) are written; say why.
   std::fprintf(stderr, "sdprl: error: solver: numerical failure: %s; summary.json, trace.csv and the last finite "
                "iterate are in %s\n", r.summary.message.empty() ? "status numerical_error" : r.summary.message.c_str(),

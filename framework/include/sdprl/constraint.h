@@ -25,6 +25,9 @@ class SDPRL_API ConvexConstraint {
   virtual void project(Matrix& Y) const = 0;
   // sigma_K(mu) = sup over Y in K of <mu, Y> (may be +infinity).
   virtual double support(const Matrix& mu) const = 0;
+  // True when K is a cone (c Y in K for every Y in K and c >= 0): then a ray c X_k stays feasible
+  // and the solver may prove F unbounded along it (docs/method.md section 7.1).
+  virtual bool is_cone() const { return false; }
 };
 
 // K = {X : X_ij >= 0}. Projection: max(0, X); support: 0 when mu <= 0 (the polar cone), else +inf.
@@ -32,6 +35,7 @@ class SDPRL_API Nonnegative final : public ConvexConstraint {
  public:
   ~Nonnegative() override;
   std::string name() const override { return "nonnegative"; }
+  bool is_cone() const override { return true; }
   void project(Matrix& Y) const override;
   double support(const Matrix& mu) const override;
 };

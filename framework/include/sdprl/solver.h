@@ -134,6 +134,8 @@ enum class SolverStatus {
   kNumericalError,   // NaN/Inf in the objective, or F rose by more than eps_k in an MM step
                      // whose ADMM met its tolerance; X holds the last good iterate
   kInterrupted,      // options.interrupt was set
+  kUnbounded,        // F is unbounded below, proved along a ray c X_k (docs/method.md section 7.1);
+                     // X holds the iterate that proves it
 };
 SDPRL_API const char* to_string(SolverStatus status);
 
@@ -169,7 +171,8 @@ struct Summary {
   std::vector<TraceRow> trace;
   std::vector<Metric> metrics;  // the model's metrics at the final X
 
-  bool usable() const { return status != SolverStatus::kNumericalError; }
+  // False when the run has no result: a numerical failure or an unbounded model.
+  bool usable() const { return status != SolverStatus::kNumericalError && status != SolverStatus::kUnbounded; }
   std::string brief_report() const;
 };
 

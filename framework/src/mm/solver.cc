@@ -47,7 +47,8 @@ constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "conve
                                                {SolverStatus::kIterationLimit, "iteration_limit"},
                                                {SolverStatus::kTimeLimit, "time_limit"},
                                                {SolverStatus::kNumericalError, "numerical_error"},
-                                               {SolverStatus::kInterrupted, "interrupted"}};
+                                               {SolverStatus::kInterrupted, "interrupted"},
+                                               {SolverStatus::kUnbounded, "unbounded"}};
 
 template <class E, std::size_t N>
 const char* name_of(const Name<E> (&names)[N], E value) {
