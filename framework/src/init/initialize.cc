@@ -1,8 +1,5 @@
 // Starting points (docs/method.md section 2: X = 0 is stationary, a small Gaussian start stalls the
 // relative-change test, so the spectral start is the default).
-#include <Spectra/SymEigsSolver.h>
-
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -10,31 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "linalg/symmetric_eigen.h"
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 
 namespace sdprl {
 namespace {
-
-// The symmetric operator S = sum_tau t_tau sym(Q_tau) through the constraint set; for entry terms
-// this is the symmetrised observed matrix.
-class TargetOperator {
- public:
-  using Scalar = double;
-  explicit TargetOperator(const ConstraintSet& terms) : terms_(terms) {}
-  Index rows() const { return terms_.dimension(); }
-  Index cols() const { return terms_.dimension(); }
-  void perform_op(const double* x_in, double* y_out) const {
-    const Index n = terms_.dimension();
-    Matrix V = Eigen::Map<const Eigen::VectorXd>(x_in, n);
-    Matrix out;
-    terms_.apply_adjoint_sym(terms_.targets(), V, out);
-    Eigen::Map<Eigen::VectorXd>(y_out, n) = Eigen::Map<const Eigen::VectorXd>(out.data(), n);
-  }
-
- private:
-  const ConstraintSet& terms_;
-};
 
 // alpha minimising sum_tau |alpha v_tau - t_tau|: the weighted median of t/v with weights |v|.
 // An l1 fit, so the outliers the robust losses are there for do not bias the scale.
@@ -83,33 +61,14 @@ void gaussian(Index n, Index r, double scale, std::uint64_t seed, Matrix& X) {
     for (Index j = 0; j < r; ++j) X(i, j) = normal(rng);
 }
 
-// Top-r (largest algebraic) eigenpairs of S. Lanczos (Spectra) for large n, dense for small n.
+// Top-r (largest algebraic) eigenpairs of S = sum_tau t_tau sym(Q_tau), through the constraint
+// set (for entry terms, the symmetrised observed matrix).
 bool top_eigenpairs(const ConstraintSet& terms, Index r, Eigen::VectorXd& values,
                     Eigen::MatrixXd& vectors) {
-  const Index n = terms.dimension();
-  TargetOperator op(terms);
-  const Index ncv = std::min(n, std::max<Index>(2 * r + 1, 20));
-  if (n <= 300 || ncv <= r + 1) {
-    Eigen::MatrixXd S(n, n);
-    Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
-    for (Index j = 0; j < n; ++j) {
-      e.setZero();
-      e[j] = 1.0;
-      op.perform_op(e.data(), col.data());
-      S.col(j) = col;
-    }
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (S + S.transpose()));
-    values = eig.eigenvalues().tail(r).reverse();
-    vectors = eig.eigenvectors().rightCols(r).rowwise().reverse();
-    return true;
-  }
-  Spectra::SymEigsSolver<TargetOperator> eigs(op, r, ncv);
-  eigs.init();
-  eigs.compute(Spectra::SortRule::LargestAlge, 1000, 1e-8);
-  if (eigs.info() != Spectra::CompInfo::Successful) return false;
-  values = eigs.eigenvalues();
-  vectors = eigs.eigenvectors();
-  return true;
+  const linalg::SymmetricOperator S = [&terms](const Matrix& x, Matrix& y) {
+    terms.apply_adjoint_sym(terms.targets(), x, y);
+  };
+  return linalg::extreme_eigenpairs(S, terms.dimension(), r, linalg::Extreme::kLargest, values, vectors);
 }
 
 // The rows of X at which MM is stuck: zero, used by some term, and with every term's gradient

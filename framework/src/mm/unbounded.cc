@@ -1,13 +1,10 @@
 // The unboundedness certificate (mm/unbounded.h).
 #include "mm/unbounded.h"
 
-#include <Spectra/SymEigsSolver.h>
-
-#include <Eigen/Eigenvalues>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "linalg/symmetric_eigen.h"
 #include "mm/loop_support.h"
 
 namespace sdprl::mm {
@@ -32,64 +29,19 @@ RaySlope ray_slope(const Model& model, const Loss& loss, const RegularizationWei
   return s;
 }
 
-namespace {
-
-// A as a Spectra operator (matrix-free, through Regularizer::apply).
-class AOperator {
- public:
-  using Scalar = double;
-  explicit AOperator(const Regularizer& a) : a_(a) {}
-  Index rows() const { return a_.dimension(); }
-  Index cols() const { return a_.dimension(); }
-  void perform_op(const double* x_in, double* y_out) const {
-    const Index n = a_.dimension();
-    const Matrix x = Eigen::Map<const Eigen::VectorXd>(x_in, n);
-    Matrix y;
-    a_.apply(x, y);
-    Eigen::Map<Eigen::VectorXd>(y_out, n) = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
-  }
-
- private:
-  const Regularizer& a_;
-};
-
-// The smallest eigenpair of A: dense for small n, Lanczos (Spectra) otherwise; false on failure.
-bool smallest_eigenpair(const Regularizer& a, double& value, Vector& vector) {
-  const Index n = a.dimension();
-  AOperator op(a);
-  if (n <= 300) {
-    Eigen::MatrixXd dense(n, n);
-    Vector e = Vector::Zero(n), col(n);
-    for (Index j = 0; j < n; ++j) {
-      e.setZero();
-      e[j] = 1.0;
-      op.perform_op(e.data(), col.data());
-      dense.col(j) = col;
-    }
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (dense + dense.transpose()));
-    if (eig.info() != Eigen::Success) return false;
-    value = eig.eigenvalues()[0];
-    vector = eig.eigenvectors().col(0);
-    return true;
-  }
-  Spectra::SymEigsSolver<AOperator> eigs(op, 1, std::min<Index>(n, 20));
-  eigs.init();
-  eigs.compute(Spectra::SortRule::SmallestAlge, 1000, 1e-8);
-  if (eigs.info() != Spectra::CompInfo::Successful) return false;
-  value = eigs.eigenvalues()[0];
-  vector = eigs.eigenvectors().col(0);
-  return true;
-}
-
-}  // namespace
-
 RaySlope lowest_a_ray_slope(const Model& model, const Loss& loss, const RegularizationWeights& weights, Index rank) {
   RaySlope best;
   best.slope = std::numeric_limits<double>::infinity();
   if (!model.quadratic || !(weights.gamma > 0.0)) return best;
-  double value = 0.0;
-  Vector v;
-  if (!smallest_eigenpair(*model.quadratic, value, v) || !(value < 0.0)) return best;
+  const Regularizer& a = *model.quadratic;
+  const linalg::SymmetricOperator S = [&a](const Matrix& x, Matrix& y) { a.apply(x, y); };
+  Eigen::VectorXd values;
+  Eigen::MatrixXd vectors;
+  if (!linalg::extreme_eigenpairs(S, a.dimension(), 1, linalg::Extreme::kSmallest, values, vectors) ||
+      !(values[0] < 0.0))
+    return best;
+  const double value = values[0];
+  const Vector v = vectors.col(0);
   for (const double sign : {1.0, -1.0}) {
     Matrix V = Matrix::Zero(v.size(), rank);
     V.col(0) = sign * v;

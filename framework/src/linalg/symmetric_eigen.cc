@@ -1,0 +1,66 @@
+// Extreme eigenpairs of a matrix-free symmetric operator (linalg/symmetric_eigen.h).
+#include "linalg/symmetric_eigen.h"
+
+#include <Spectra/SymEigsSolver.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+
+namespace sdprl::linalg {
+namespace {
+
+// The operator as Spectra's OpType.
+class SpectraOperator {
+ public:
+  using Scalar = double;
+  SpectraOperator(const SymmetricOperator& S, Index n) : S_(S), n_(n) {}
+  Index rows() const { return n_; }
+  Index cols() const { return n_; }
+  void perform_op(const double* x_in, double* y_out) const {
+    const Matrix x = Eigen::Map<const Eigen::VectorXd>(x_in, n_);
+    Matrix y;
+    S_(x, y);
+    Eigen::Map<Eigen::VectorXd>(y_out, n_) = Eigen::Map<const Eigen::VectorXd>(y.data(), n_);
+  }
+
+ private:
+  const SymmetricOperator& S_;
+  Index n_;
+};
+
+}  // namespace
+
+bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
+                        Eigen::MatrixXd& vectors) {
+  SpectraOperator op(S, n);
+  const Index ncv = std::min(n, std::max<Index>(2 * k + 1, 20));
+  if (n <= 300 || ncv <= k + 1) {
+    Eigen::MatrixXd dense(n, n);
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
+    for (Index j = 0; j < n; ++j) {
+      e.setZero();
+      e[j] = 1.0;
+      op.perform_op(e.data(), col.data());
+      dense.col(j) = col;
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (dense + dense.transpose()));
+    if (which == Extreme::kLargest) {
+      values = eig.eigenvalues().tail(k).reverse();
+      vectors = eig.eigenvectors().rightCols(k).rowwise().reverse();
+    } else {
+      values = eig.eigenvalues().head(k);
+      vectors = eig.eigenvectors().leftCols(k);
+    }
+    return true;
+  }
+  Spectra::SymEigsSolver<SpectraOperator> eigs(op, k, ncv);
+  eigs.init();
+  eigs.compute(which == Extreme::kLargest ? Spectra::SortRule::LargestAlge : Spectra::SortRule::SmallestAlge, 1000,
+               1e-8);
+  if (eigs.info() != Spectra::CompInfo::Successful) return false;
+  values = eigs.eigenvalues();
+  vectors = eigs.eigenvectors();
+  return true;
+}
+
+}  // namespace sdprl::linalg

@@ -1,0 +1,23 @@
+// Internal (not installed): extreme eigenpairs of a symmetric n x n operator given matrix-free
+// (y = S x as n x 1 matrices), for the spectral start (init/initialize.cc) and the unboundedness
+// certificate (mm/unbounded.cc). Nothing n x n is formed unless n is small.
+#pragma once
+
+#include <functional>
+
+#include "sdprl/types.h"
+
+namespace sdprl::linalg {
+
+using SymmetricOperator = std::function<void(const Matrix& x, Matrix& y)>;
+
+enum class Extreme { kLargest, kSmallest };
+
+// The k eigenpairs of S at the `which` end of its spectrum (algebraic order), the most extreme
+// first. Dense (Eigen, S built column by column and symmetrised) for n <= 300 or when Lanczos
+// has no room (ncv = min(n, max(2k + 1, 20)) <= k + 1); Lanczos (Spectra, 1000 restarts, 1e-8)
+// otherwise. False when Lanczos does not converge.
+bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
+                        Eigen::MatrixXd& vectors);
+
+}  // namespace sdprl::linalg
