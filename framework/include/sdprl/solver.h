@@ -105,10 +105,11 @@ struct SolverOptions {
   bool l1_warm_start = false;
   std::uint64_t seed = 1;            // for the Gaussian start
   // Threads of the row loops (OpenMP); 0 = OpenMP's default (OMP_NUM_THREADS, else every core).
-  // Default 1: on a shared machine a busy core stalls every other thread at each ADMM iteration
-  // (measured: 2 threads 4x slower than 1 while a compiler ran; OMP_WAIT_POLICY=passive avoids it).
   // The result is bit-identical for any thread count (fixed chunks, partial sums added in order).
-  int threads = 1;
+  // A thread that spins at a barrier while another process holds the core its partner needs stalls
+  // every ADMM iteration: the program bounds the spin (GOMP_SPINCOUNT, tools/sdprl/main.cc), and a
+  // library user on a shared machine sets GOMP_SPINCOUNT=3000 or OMP_WAIT_POLICY=passive.
+  int threads = 0;
   bool verbose = true;               // print the iteration table on stderr
   int print_every = 1;               // print every k-th MM iteration (the first and last always)
   AdmmOptions admm;

@@ -166,8 +166,9 @@ std::vector<SolverOption> make_table() {
                              "print every k-th MM iteration (the first and the last always)"));
   t.push_back(integer_option(
       "threads", SDPRL_MEMBER(threads), NumberRule::closed(0, 4096),
-      "threads of the row loops (OpenMP). On a shared machine set OMP_WAIT_POLICY=passive: a spinning "
-      "thread takes the core its partner needs",
+      "threads of the row loops (OpenMP); the result is the same for any count. `sdprl run` bounds how long a "
+      "waiting thread spins (GOMP_SPINCOUNT=3000 unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set), so that a "
+      "busy core does not stall its partner",
       "OpenMP's default (OMP_NUM_THREADS, else every core)"));
   t.push_back(integer_option("lbfgs_memory", SDPRL_MEMBER(lbfgs_memory), NumberRule::closed(1, 1000),
                              "L-BFGS: correction pairs kept (L-BFGS also reads max_mm_iterations, "
