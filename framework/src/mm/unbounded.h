@@ -20,7 +20,8 @@
 namespace sdprl::mm {
 
 struct RaySlope {
-  double slope = 0.0;      // s(X); +inf when no certificate can be had (phi'(0) infinite, K no cone)
+  double slope = 0.0;      // s(X); +inf when no certificate can be had (phi'(0) infinite, K no cone,
+                           // or no negative A-term)
   double terms = 0.0;      // phi'(0) sum |<Q_tau, X X^T>|
   double quadratic = 0.0;  // (gamma/2) <X, A X>
   double ridge = 0.0;      // (lambda/2) ||X||^2
