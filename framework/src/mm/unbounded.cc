@@ -38,7 +38,11 @@ RaySlope ray_slope(const Model& model, const Loss& loss, const RegularizationWei
 RaySlope lowest_a_ray_slope(const Model& model, const Loss& loss, const RegularizationWeights& weights, Index rank) {
   RaySlope best;
   best.slope = std::numeric_limits<double>::infinity();
-  if (!model.quadratic || !(weights.gamma > 0.0)) return best;
+  // No eigenpair when no ray could certify anything (ray_slope's own conditions, checked first:
+  // sparse PCA's trace ball would otherwise pay a Lanczos run on Sigma for nothing).
+  if (!model.quadratic || !(weights.gamma > 0.0) || !std::isfinite(loss.derivative(0.0)) ||
+      (model.constraint && !model.constraint->is_cone()))
+    return best;
   const Regularizer& a = *model.quadratic;
   const linalg::SymmetricOperator S = [&a](const Matrix& x, Matrix& y) { a.apply(x, y); };
   Eigen::VectorXd values;
