@@ -34,7 +34,9 @@ class SDPRL_API RowConsumer {
 //             splits into n independent r x r systems, factored once per MM step.
 //  kCoupled:  keep the surrogate H of Prop. 2 exactly; the Xt-step is one coupled linear system
 //             solved by preconditioned CG.
-enum class SplitMode { kRowSplit, kCoupled };
+//  kAuto:     a solver option only (make_linearization never receives it): row-split while its
+//             steps make progress, then the exact surrogate to finish (docs/method.md section 7.2).
+enum class SplitMode { kRowSplit, kCoupled, kAuto };
 
 SDPRL_API const char* to_string(SplitMode mode);
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,10 @@ struct SolverOptions {
   int max_mm_iterations = 2000;      // outer iteration cap
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
+  // With admm.split = kAuto, the steps on the exact surrogate H stop only when, besides, the ADMM's
+  // dual proves min H >= F(X_k) - this * (size of F's parts): no exact MM step from X_k can lower
+  // the surrogate by more (Summary::stationarity). 0: small steps alone.
+  double stationarity_tolerance = 1e-6;
   int min_mm_iterations = 5;         // and never before this many MM steps (docs/method.md section 2)
   // tau in B = tau C + (lambda I + gamma A_+)/2 (docs/method.md section 2.1): the share of the loss terms'
   // curvature bound C that each MM step's surrogate keeps. 1 is the paper's majoriser, H >= F
@@ -165,6 +170,12 @@ struct Summary {
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (docs/method.md check 3); see solve()
   int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
   double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)
+  // How far the result X is from a fixed point of MM on the exact surrogate H of Prop. 2 (so from
+  // a stationary point of F): an upper bound on (F(X) - min H) / (size of F's parts), from the
+  // ADMM's dual; 0 exactly at a fixed point (docs/method.md section 7.2). Proved by a run with
+  // admm.split = kAuto that converged; NaN for every other run (not measured).
+  double stationarity = std::numeric_limits<double>::quiet_NaN();
+  int finishing_step = 0;  // admm.split kAuto: the first MM step on the exact surrogate (0: none)
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation
@@ -216,6 +227,7 @@ struct SolverState {
   double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
+  bool tight = false;       // the ADMMs go to half the stationarity tolerance (admm.split kAuto)
   // The ADMM warm start.
   Vector nu, e;             // multipliers and split variables of the terms
   Vector u;                 // or both packed at `rho`, u = nu + rho e (nu and e empty then)

@@ -127,6 +127,11 @@ std::vector<SolverOption> make_table() {
                              "MM iteration cap (L-BFGS: its iteration cap)"));
   t.push_back(number_option("relative_tolerance", SDPRL_MEMBER(relative_tolerance), NumberRule::non_negative(),
                             "stop when |F_k - F_{k+1}| / |F_k| is below this ..."));
+  t.push_back(number_option(
+      "stationarity_tolerance", SDPRL_MEMBER(stationarity_tolerance), NumberRule::non_negative(),
+      "xt_step = \"auto\": on the exact surrogate the run ends only when the ADMM's dual also proves that "
+      "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
+      "(summary.json: stationarity); 0 = small steps alone"));
   t.push_back(integer_option("consecutive", SDPRL_MEMBER(consecutive), NumberRule::closed(1, 1e6),
                              "... on this many consecutive MM steps ..."));
   t.push_back(integer_option("min_mm_iterations", SDPRL_MEMBER(min_mm_iterations), NumberRule::closed(0, 1e9),
@@ -192,8 +197,13 @@ std::vector<SolverOption> make_table() {
                             "eps_min, the floor of the tolerance schedule"));
   t.push_back(choice_option(
       "admm.xt_step", SDPRL_MEMBER(admm.split),
-      {choice("row-split", SplitMode::kRowSplit, "n independent r x r solves"),
-       choice("coupled", SplitMode::kCoupled, "the exact surrogate, solved by CG")},
+      {choice("auto", SplitMode::kAuto,
+              "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
+              "the run is stationary (stationarity_tolerance)"),
+       choice("row-split", SplitMode::kRowSplit,
+              "n independent r x r solves only; may stop above a stationary point where terms have zero "
+              "residual"),
+       choice("coupled", SplitMode::kCoupled, "the exact surrogate of every step, solved by CG")},
       "the Xt-step of the ADMM"));
   t.push_back(number_option("admm.cg_tolerance", SDPRL_MEMBER(admm.cg_tolerance), NumberRule::open(0, 1),
                             "coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||; "

@@ -16,6 +16,7 @@ struct LoopVariables {
   double f = 0.0;            // F(X_k)
   double c0 = 0.0;           // eps_k = max(eps_min, c0 / k^b0)
   int small_steps = 0;       // consecutive steps with a relative change below the tolerance
+  bool tight = false;        // SolverState::tight
   double time_before = 0.0;  // seconds of MM loop before a resume, so that trace times continue
 };
 

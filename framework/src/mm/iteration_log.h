@@ -43,6 +43,13 @@ class IterationLog {
                    f_next, surrogate_value, tau, raised);
   }
 
+  // xt_step = "auto": the row-split steps stalled at step k - 1; the exact surrogate from step k.
+  void switched(int k, double rho) {
+    if (verbose_)
+      std::fprintf(stderr, "%5d row-split steps stalled: the exact surrogate (coupled Xt-step) from here, rho = %.3g\n",
+                   k, rho);
+  }
+
   // The last step's row when print_every skipped it, and the summary line.
   void finish(const Summary& s) {
     if (!verbose_) return;

@@ -26,6 +26,9 @@ struct Trial {
   double gap = 0.0;              // this step's ADMM gap (a fused rebuild moves the state on)
   double surrogate_value = 0.0;  // H(Xt) (at the feasible Y under a constraint)
   double f_next = 0.0;           // F(X_k + Xt)
+  double f_before = 0.0;         // F(X_k)
+  double dual = 0.0;             // the ADMM's dual bound: min H >= dual (docs/method.md section 7.2)
+  double magnitude = 0.0;        // the size of F(X_k)'s parts
   bool checkpoint_due = false;
 };
 
@@ -34,14 +37,22 @@ class MmLoop {
   MmLoop(const Model& model, const Loss& loss, const RegularizationWeights& weights, const SolverOptions& options,
          Matrix& X, const IterationCallback& callback, const CheckpointCallback& checkpoint, Summary summary,
          const SolverState* start, const xt_step::Paths& paths)
-      : model_(model), loss_(loss), options_(options), X_(X), callback_(callback), start_(start), summary_(std::move(summary)),
-        t_solve_(Clock::now()), surrogate_(model, loss, weights, options.admm.split, summary_.rank),
-        log_(options, loss) {
+      : model_(model), loss_(loss), weights_(weights), options_(options), X_(X), callback_(callback), start_(start),
+        summary_(std::move(summary)), t_solve_(Clock::now()), paths_(paths), log_(options, loss) {
+    // kAuto starts row-split, unless a saved state was already finishing on the exact surrogate.
+    const bool resumed_finishing = start && start->summary.finishing_step > 0;
+    const SplitMode first = options.admm.split == SplitMode::kCoupled || resumed_finishing
+                                ? SplitMode::kCoupled
+                                : SplitMode::kRowSplit;
+    surrogate_.emplace(model, loss, weights, first, summary_.rank);
     state_.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
-    summary_.split_terms = surrogate_.split_terms();
+    summary_.split_terms = surrogate_->split_terms();
     if (begin()) {
-      admm_.emplace(surrogate_, summary_.rho, options.admm, paths);
-      if (start) admm_->restore_warm_start(start->xt_step_state, surrogate_, state_);
+      // The exact surrogate from the start: coupled, or a family whose terms do not split by rows
+      // (as many split terms as terms, known once the surrogate is built).
+      exact_ = first == SplitMode::kCoupled || surrogate_->split_terms() == model.terms->size();
+      admm_.emplace(*surrogate_, summary_.rho, options.admm, paths);
+      if (start) admm_->restore_warm_start(start->xt_step_state, *surrogate_, state_);
       if (options.admm.rho > 0.0 || start) log_.header(summary_);
       checkpointer_.emplace(checkpoint, options, t_solve_, loop_.time_before);
     }
@@ -51,9 +62,12 @@ class MmLoop {
     if (!admm_) return summary_;
     summary_.status = SolverStatus::kIterationLimit;
     for (int k = loop_.first_step; k <= options_.max_mm_iterations; ++k) {
-      const double eps =
-          std::max(options_.admm.min_tolerance, loop_.c0 / std::pow(static_cast<double>(k), options_.admm.b0));
-      if (!primed_) prepare(k);
+      double eps = loop_.c0 / std::pow(static_cast<double>(k), options_.admm.b0);
+      // Near stationarity the bound F(X_k) - dual needs the ADMM's gap below the tolerance too.
+      if (loop_.tight) eps = std::min(eps, 0.5 * options_.stationarity_tolerance * surrogate_->objective_magnitude());
+      eps = std::max(options_.admm.min_tolerance, eps);
+      if (!primed_ && !skip_prepare_) prepare(k);
+      skip_prepare_ = false;
       const Trial trial = try_step(k, eps);
       TraceRow row;
       row.mm_iteration = k;
@@ -68,21 +82,22 @@ class MmLoop {
         --k;  // the same step again, with the same eps_k
         continue;
       }
-      if (next == Next::kStop || accept_and_stop(k, row)) break;
+      if (next == Next::kStop || accept_and_stop(k, row, trial)) break;
       // F < 0 is where a model can be unbounded (F(0) = sum phi(|t|) >= 0): checked at k = 1, 2, 4,
       // ... and every 32nd step, an objective evaluation each (under 3% of a run's work).
       if (loop_.f < 0.0 && ((k & (k - 1)) == 0 || k % 32 == 0) && proves_unbounded()) break;
       // Here the step's state is complete (small_steps included) and the loop goes on: a
       // checkpoint taken now continues with step k + 1 exactly as this run does.
-      if (trial.checkpoint_due) checkpointer_->take(k, X_, loop_, surrogate_, *admm_, state_, summary_);
+      if (trial.checkpoint_due) checkpointer_->take(k, X_, loop_, *surrogate_, *admm_, state_, summary_);
     }
     // A run that ends with a result is checked once more: at its last iterate, and along the
     // direction in which the A-term falls fastest (a saddle point's own ray may prove nothing).
     if (summary_.status == SolverStatus::kConverged || summary_.status == SolverStatus::kIterationLimit ||
-        summary_.status == SolverStatus::kTimeLimit)
-      proves_unbounded() || proves_unbounded(lowest_a_ray_slope(model_, loss_, surrogate_.weights_used(), X_.cols()));
+        summary_.status == SolverStatus::kTimeLimit) {
+      proves_unbounded() || proves_unbounded(lowest_a_ray_slope(model_, loss_, surrogate_->weights_used(), X_.cols()));
+    }
     summary_.solve_time = loop_.time_before + seconds_since(t_solve_);
-    summary_.curvature_scale = surrogate_.curvature_scale();
+    summary_.curvature_scale = surrogate_->curvature_scale();
     if (model_.evaluator) summary_.metrics = model_.evaluator->evaluate(X_);
     log_.finish(summary_);
     return summary_;
@@ -98,10 +113,10 @@ class MmLoop {
     const double tau_start = start_ ? start_->curvature_scale : options_.curvature_scale;
     if (!(tau_start > 0.0 && tau_start <= 1.0))
       throw Error("solver", "the saved curvature scale " + fmt("%.17g", tau_start) + " is not in (0, 1]");
-    surrogate_.set_curvature_scale(tau_start);
+    surrogate_->set_curvature_scale(tau_start);
     summary_.curvature_scale = tau_start;
-    surrogate_.update(X_);
-    loop_.f = surrogate_.center_objective();
+    surrogate_->update(X_);
+    loop_.f = surrogate_->center_objective();
     if (start_) {
       validate_resume(*start_, model_, loop_.f, summary_.n, summary_.rank, summary_.split_terms);
       resume_from(*start_, summary_, state_, loop_);
@@ -119,7 +134,7 @@ class MmLoop {
     // against 220), so the PCA start's ADMM ran to a 10x tighter tolerance (8.6 against 3.8
     // iterations per MM step), and an F(X_0) near 0 would send every ADMM to its iteration cap.
     // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
-    loop_.c0 = options_.admm.c0 > 0.0 ? options_.admm.c0 : std::max(surrogate_.objective_magnitude(), 1e-12);
+    loop_.c0 = options_.admm.c0 > 0.0 ? options_.admm.c0 : std::max(surrogate_->objective_magnitude(), 1e-12);
     return true;
   }
 
@@ -148,7 +163,10 @@ class MmLoop {
   // the fused rebuild, that rebuild also runs the next step's first ADMM iteration (primed_).
   Trial try_step(int k, double eps) {
     Trial t;
+    t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps);
+    t.dual = state_.dual;
+    t.magnitude = surrogate_->objective_magnitude();
     summary_.admm_iterations += t.inner;
     summary_.cg_iterations += state_.cg_iterations;
     X_next_ = X_ + state_.step;  // under a constraint, the feasible Y of the ADMM
@@ -161,10 +179,10 @@ class MmLoop {
     primed_ = false;
     // (update_and_iterate() itself falls back to the plain update where the fusion does not apply.)
     if (k < options_.max_mm_iterations && !t.checkpoint_due && !interrupting)
-      primed_ = admm_->update_and_iterate(surrogate_, X_next_, state_);
+      primed_ = admm_->update_and_iterate(*surrogate_, X_next_, state_);
     else
-      surrogate_.update(X_next_);
-    t.f_next = surrogate_.center_objective();
+      surrogate_->update(X_next_);
+    t.f_next = surrogate_->center_objective();
     return t;
   }
 
@@ -175,17 +193,17 @@ class MmLoop {
       summary_.status = SolverStatus::kNumericalError;
       summary_.message = "non-finite objective at MM iteration " + std::to_string(k) +
                          "; the factor is the last finite iterate";
-      surrogate_.update(X_);
+      surrogate_->update(X_);
       return Next::kStop;
     }
-    const double tau = surrogate_.curvature_scale();
+    const double tau = surrogate_->curvature_scale();
     const StepVerdict verdict = judge_step(k, loop_.f, t.f_next, t.surrogate_value, tau, eps, t.gap);
     if (verdict.kind == StepVerdict::kRefuse) {
       ++summary_.rejected_steps;
       const double raised = std::min(1.0, 2.0 * tau);
       log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, raised);
-      surrogate_.set_curvature_scale(raised);
-      surrogate_.update(X_);
+      surrogate_->set_curvature_scale(raised);
+      surrogate_->update(X_);
       primed_ = false;
       rebuild_preconditioner_ = true;  // B changed with tau
       return Next::kRetry;
@@ -194,14 +212,28 @@ class MmLoop {
     if (verdict.kind == StepVerdict::kFault) {
       summary_.status = SolverStatus::kNumericalError;
       summary_.message = verdict.message;
-      surrogate_.update(X_);
+      surrogate_->update(X_);
       return Next::kStop;
     }
     return Next::kGoOn;
   }
 
   // X_{k+1} = X_k + Xt, then the stopping rules; true when the run ends here.
-  bool accept_and_stop(int k, const TraceRow& row) {
+  bool accept_and_stop(int k, const TraceRow& row, const Trial& trial) {
+    // Small steps end a row-split run (or, with xt_step = "auto", its row-split part). On the exact
+    // surrogate an auto run must also be proved near-stationary, so that a run still improving
+    // slowly is not stopped (docs/method.md section 7.2); it then ends at X_k, the point the proof
+    // is about, without the step just tried. (A coupled run stops on small steps alone: proofs need
+    // tight ADMMs, which cost too much where CG is slow, 1000 ADMM iterations per MM step on the
+    // quickstart at rho = 2.)
+    const bool small = row.relative_change < options_.relative_tolerance;
+    const bool settled = loop_.small_steps + (small ? 1 : 0) >= options_.consecutive && k >= options_.min_mm_iterations;
+    const bool auto_split = options_.admm.split == SplitMode::kAuto;
+    if (settled && exact_ && auto_split && stationary(trial)) {
+      summary_.status = SolverStatus::kConverged;
+      surrogate_->update(X_);
+      return true;
+    }
     X_.swap(X_next_);
     loop_.f = row.objective;
     summary_.mm_iterations = k;
@@ -215,10 +247,16 @@ class MmLoop {
       summary_.message = "stopped by the caller";
       return true;
     }
-    loop_.small_steps = row.relative_change < options_.relative_tolerance ? loop_.small_steps + 1 : 0;
-    if (loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
-      summary_.status = SolverStatus::kConverged;
-      return true;
+    loop_.small_steps = small ? loop_.small_steps + 1 : 0;
+    if (settled) {
+      if (!auto_split) {
+        summary_.status = SolverStatus::kConverged;
+        return true;
+      }
+      // Small steps but no proof yet: from now on the ADMMs go to half the stationarity tolerance,
+      // so that their gap does not hide a fixed point.
+      if (exact_) loop_.tight = true;
+      else switch_to_exact(k + 1);
     }
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
@@ -227,7 +265,7 @@ class MmLoop {
       summary_.status = SolverStatus::kInterrupted;
       summary_.message = "interrupted";
       // Always: an interrupted run must be resumable, whatever the checkpoint interval.
-      if (checkpointer_->enabled()) checkpointer_->take(k, X_, loop_, surrogate_, *admm_, state_, summary_);
+      if (checkpointer_->enabled()) checkpointer_->take(k, X_, loop_, *surrogate_, *admm_, state_, summary_);
       return true;
     }
     if (options_.time_limit > 0.0 && row.time >= options_.time_limit) {
@@ -237,24 +275,78 @@ class MmLoop {
     return false;
   }
 
+  // The stopping rule on the exact surrogate H_k (docs/method.md section 7.2): the ADMM's dual
+  // bounds min H_k from below, so (F(X_k) - dual) / |F's parts| bounds what one more exact MM step
+  // from X_k could gain; below stationarity_tolerance X_k is as good as a fixed point.
+  // (stationarity_tolerance = 0 is the small-steps rule alone.)
+  bool stationary(const Trial& t) {
+    const double tol = options_.stationarity_tolerance * t.magnitude;
+    if (!(tol <= 0.0 || t.f_before - t.dual <= tol + options_.admm.min_tolerance)) return false;
+    summary_.stationarity = std::max(0.0, (t.f_before - t.dual) / t.magnitude);
+    return true;
+  }
+
+  // kAuto: from MM step k on, the exact surrogate (coupled Xt-step) with the same tau. Its
+  // multipliers start from the row-split run's end: nu_h = 2 w_h sign(b_h), the value every ADMM
+  // fixed point has at a term whose residual is not zero (the e-step's threshold), and 0 at a zero
+  // residual, where the row-split half-terms carry no usable value; e = b, the split of D = 0.
+  void switch_to_exact(int k) {
+    const double tau = surrogate_->curvature_scale();
+    admm_.reset();
+    surrogate_.reset();
+    surrogate_.emplace(model_, loss_, weights_, SplitMode::kCoupled, summary_.rank);
+    surrogate_->set_curvature_scale(tau);
+    surrogate_->update(X_);
+    exact_ = true;
+    primed_ = false;
+    summary_.finishing_step = k;
+    summary_.split_terms = surrogate_->split_terms();
+    admm_.emplace(*surrogate_, summary_.rho, options_.admm, paths_);
+    admm_->prepare();
+    if (options_.admm.rho == 0.0) {
+      summary_.rho = std::max(automatic_rho(loss_, options_.admm), admm_->balanced_rho());
+      admm_->set_rho(summary_.rho);
+    }
+    skip_prepare_ = true;
+    state_.packed_rho = 0.0;
+    Vector().swap(state_.u);
+    warm_exact_multipliers(*surrogate_, state_);
+    state_.D.setZero(X_.rows(), X_.cols());
+    log_.switched(k, summary_.rho);
+  }
+
+  static void warm_exact_multipliers(const Surrogate& s, AdmmState& st) {
+    const Vector& b = s.linearization().offsets();
+    const ExternalWeights* external = s.linearization().external_weights();
+    st.e = b;
+    st.nu.resize(b.size());
+    for (Index h = 0; h < b.size(); ++h) {
+      const double bound = 2.0 * (external ? external->term_weights()[h] : 1.0);
+      st.nu[h] = b[h] > 0.0 ? bound : (b[h] < 0.0 ? -bound : 0.0);
+    }
+    st.adjoint_generation = 0;
+  }
+
   // True when X_k proves F unbounded below (mm/unbounded.h); the run then ends with kUnbounded.
-  bool proves_unbounded() { return proves_unbounded(ray_slope(model_, loss_, surrogate_.weights_used(), X_)); }
+  bool proves_unbounded() { return proves_unbounded(ray_slope(model_, loss_, surrogate_->weights_used(), X_)); }
   bool proves_unbounded(const RaySlope& ray) {
     if (!ray.certifies_unbounded()) return false;
     summary_.status = SolverStatus::kUnbounded;
-    summary_.message = ray.message(surrogate_.weights_used());
+    summary_.message = ray.message(surrogate_->weights_used());
     return true;
   }
 
   const Model& model_;
   const Loss& loss_;
+  const RegularizationWeights& weights_;
   const SolverOptions& options_;
   Matrix& X_;
   const IterationCallback& callback_;
   const SolverState* start_;
   Summary summary_;
   const Clock::time_point t_solve_;
-  Surrogate surrogate_;
+  const xt_step::Paths& paths_;
+  std::optional<Surrogate> surrogate_;  // row-split, then (kAuto) the exact one: switch_to_exact()
   AdmmState state_;
   LoopVariables loop_;
   std::optional<Admm> admm_;
@@ -265,6 +357,8 @@ class MmLoop {
   // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
   bool primed_ = false;
   bool rebuild_preconditioner_ = false;  // after a refused step: B changed with tau
+  bool exact_ = false;         // the surrogate is the exact H of Prop. 2 (coupled Xt-step)
+  bool skip_prepare_ = false;  // switch_to_exact() made the next step's ADMM ready
 };
 
 }  // namespace

@@ -37,7 +37,8 @@ constexpr Name<InitKind> kInitNames[] = {{InitKind::kSpectral, "spectral"},
                                          {InitKind::kGiven, "given"},
                                          {InitKind::kGiven, "file"},
                                          {InitKind::kModel, "model"}};
-constexpr Name<SplitMode> kSplitNames[] = {{SplitMode::kRowSplit, "row-split"}, {SplitMode::kCoupled, "coupled"}};
+constexpr Name<SplitMode> kSplitNames[] = {
+    {SplitMode::kRowSplit, "row-split"}, {SplitMode::kCoupled, "coupled"}, {SplitMode::kAuto, "auto"}};
 constexpr Name<CgPreconditioner> kPreconditionerNames[] = {{CgPreconditioner::kAuto, "auto"},
                                                            {CgPreconditioner::kBlocks, "blocks"},
                                                            {CgPreconditioner::kRowScaled, "row-scaled"}};
@@ -84,6 +85,7 @@ std::string Summary::brief_report() const {
   os << "sdprl: " << to_string(status) << " after " << mm_iterations << " MM iterations ("
      << admm_iterations << " ADMM), objective " << fmt("%.6e", final_objective) << " (from "
      << fmt("%.6e", initial_objective) << "), " << fmt("%.3f", init_time + solve_time) << " s";
+  if (!std::isnan(stationarity)) os << ", stationarity " << fmt("%.1e", stationarity);
   if (rejected_steps > 0)
     os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
   for (const Metric& m : metrics) os << ", " << m.name << " = " << fmt("%.6g", m.value);

@@ -23,8 +23,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // iterations and curvature scale after its monotonicity violations. Version 5: the Xt-step's
 // warm start as one opaque byte string (SolverState::xt_step_state) in place of version 3's last
 // Xt, preconditioner iterate and age. Bump the version with any change of the fields below: an old
-// checkpoint is then refused by name instead of misread.
-constexpr std::uint32_t kVersion = 5;
+// checkpoint is then refused by name instead of misread. Version 6: the summary's stationarity and
+// finishing step after its solve time, and the state's tight flag after its curvature scale.
+constexpr std::uint32_t kVersion = 6;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -208,7 +209,8 @@ void summary_fields(Io& io, S& s) {
   io.fields(s.message, s.n, s.rank, s.terms, s.split_terms, s.rho, s.weights.lambda, s.weights.gamma);
   io.enumeration(s.solver, SolverType::kLbfgs, "an unknown solver type");
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
-            s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time);
+            s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
+            s.stationarity, s.finishing_step);
   io.sequence(s.trace, "trace rows", [&](auto& t) {
     io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
   });
@@ -218,6 +220,7 @@ void summary_fields(Io& io, S& s) {
 template <class Io, class S>
 void state_fields(Io& io, S& s) {
   io.fields(s.k, s.X, s.objective, s.c0, s.rho, s.small_steps, s.curvature_scale);
+  io.flag(s.tight);
   io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
   // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
   std::uint64_t packed = s.u.size() != 0 ? 1 : 0;

@@ -95,6 +95,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["rejected_steps"] = s.rejected_steps;
   j["cg_iterations"] = s.cg_iterations;
   j["curvature_scale"] = number(s.curvature_scale);
+  j["stationarity"] = number(s.stationarity);
+  j["finishing_step"] = s.finishing_step;
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
   j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
   nlohmann::json metrics = nlohmann::json::object();
