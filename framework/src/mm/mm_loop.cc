@@ -227,7 +227,7 @@ class MmLoop {
     // tight ADMMs, which cost too much where CG is slow, 1000 ADMM iterations per MM step on the
     // quickstart at rho = 2.)
     const bool small = row.relative_change < options_.relative_tolerance;
-    const bool settled = loop_.small_steps + (small ? 1 : 0) >= options_.consecutive && k >= options_.min_mm_iterations;
+    const bool settled = (small ? loop_.small_steps + 1 : 0) >= options_.consecutive && k >= options_.min_mm_iterations;
     const bool auto_split = options_.admm.split == SplitMode::kAuto;
     if (settled && exact_ && auto_split && stationary(trial)) {
       summary_.status = SolverStatus::kConverged;
@@ -300,6 +300,7 @@ class MmLoop {
     exact_ = true;
     primed_ = false;
     summary_.finishing_step = k;
+    loop_.small_steps = 0;  // rule 4 starts afresh on the exact surrogate
     summary_.split_terms = surrogate_->split_terms();
     admm_.emplace(*surrogate_, summary_.rho, options_.admm, paths_);
     admm_->prepare();
