@@ -1,8 +1,9 @@
 // Global optimality (docs/method.md check 4): with the l1 loss the problem in Z = X X^T is a convex
 // SDP. Each small generated model (entry terms as in matrix completion and NPKL, distance terms as
 // in CMVU, general sparse and dense terms) is exported with io::l1_problem_as_sdpa, solved by
-// Debian's interior-point solver `sdpa`, and solved by sdprl's MM (l1 loss, coupled Xt-step) with
-// the smallest rank r with r (r + 1) / 2 >= m; sdprl's objective must match SDPA's optimum within 1e-4 relative, and
+// Debian's interior-point solver `sdpa`, and solved by sdprl's MM (l1 loss, coupled Xt-step, tight
+// tolerances; and row-split and auto at the defaults) with the smallest rank r with
+// r (r + 1) / 2 >= m; sdprl's objective must match SDPA's optimum within 1e-4 relative, and
 // Z = X X^T must match SDPA's Z in the quantities that make up the objective: every term's value
 // tr(Z Q_tau), tr(Z A) and tr(Z).
 // The sign conventions of SDPA's output are pinned down first, on 2 x 2 instances solved by hand.
@@ -262,11 +263,12 @@ Comparison compare(const Instance& in, const SdpaResult& r, SplitMode split, int
   return c;
 }
 
-// The test uses the coupled Xt-step, i.e. the exact surrogate of the paper's Prop. 2, whose MM
-// fixed points are stationary points of F. The default row-split Xt-step is a looser majoriser
-// that is not tight to first order at a term with zero residual (its half-terms cost
-// sum_i |<d_i, p_i>| where F changes by |sum_i <d_i, p_i>|), and l1 solutions fit many terms
-// exactly, so row-split MM can stop at a non-optimal point; its gap is printed for information.
+// With tight tolerances the test uses the coupled Xt-step, i.e. the exact surrogate of the
+// paper's Prop. 2, whose MM fixed points are stationary points of F. The default row-split
+// Xt-step is a looser majoriser that is not tight to first order at a term with zero residual (its
+// half-terms cost sum_i |<d_i, p_i>| where F changes by |sum_i <d_i, p_i>|), and l1 solutions fit
+// many terms exactly, so row-split MM can stop at a non-optimal point; at the defaults it must do
+// so somewhere, and xt_step = "auto" must not (docs/method.md section 7.2).
 TEST_F(SdpaProgram, L1OptimumMatchesInteriorPointSolver) {
   std::vector<Instance> instances;
   instances.push_back(completion(12, 30, 3, 0.5));
