@@ -142,14 +142,7 @@ class MmLoop {
   void prepare(int k) {
     admm_->prepare(rebuild_preconditioner_);
     rebuild_preconditioner_ = false;
-    if (k == 1 && options_.admm.rho == 0.0 && admm_->balanced_rho() > summary_.rho) {
-      // Scale-aware automatic rho (docs/method.md section 3 asks for one): when tr(2B)/tr(P*P) exceeds
-      // rho_scale / phi'(0), the P*P part of the Xt-step is too small to matter and the ADMM crawls
-      // (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations per MM step at rho = 10, 3 at the
-      // balanced rho 1600). Fixed after the first MM step, so that the warm start stays consistent.
-      summary_.rho = admm_->balanced_rho();
-      admm_->set_rho(summary_.rho);
-    }
+    if (k == 1) balance_rho();
     // Warm start (docs/method.md section 3): keep nu and e from the previous MM step. The ADMM's
     // first Xt-step does not read Xt, so the direct step starts it from 0; the coupled step's
     // CG starts from the previous MM step's Xt (docs/method.md: "CG warm-started from the previous
@@ -157,6 +150,18 @@ class MmLoop {
     // n = 100, rank 60, l1 (docs/performance.md).
     admm_->reset_if_needed(state_);
     if (admm_->direct()) state_.D.setZero();
+  }
+
+  // Scale-aware automatic rho (docs/method.md section 3 asks for one), after the first prepare()
+  // of a surrogate: when tr(2B)/tr(P*P) exceeds rho_scale / phi'(0), the P*P part of the Xt-step
+  // is too small to matter and the ADMM crawls (sparse PCA, tr Z = 1, n = 800: 273 ADMM iterations
+  // per MM step at rho = 10, 3 at the balanced rho 1600). Fixed from then on, so that the warm
+  // start stays consistent.
+  void balance_rho() {
+    if (options_.admm.rho == 0.0 && admm_->balanced_rho() > summary_.rho) {
+      summary_.rho = admm_->balanced_rho();
+      admm_->set_rho(summary_.rho);
+    }
   }
 
   // The ADMM solve of step k to eps_k and the surrogate rebuilt at X_k + Xt (into X_next_); with
@@ -281,7 +286,7 @@ class MmLoop {
   // (stationarity_tolerance = 0 is the small-steps rule alone.)
   bool stationary(const Trial& t) {
     const double tol = options_.stationarity_tolerance * t.magnitude;
-    if (!(tol <= 0.0 || t.f_before - t.dual <= tol + options_.admm.min_tolerance)) return false;
+    if (tol > 0.0 && t.f_before - t.dual > tol + options_.admm.min_tolerance) return false;
     summary_.stationarity = std::max(0.0, (t.f_before - t.dual) / t.magnitude);
     return true;
   }
@@ -302,12 +307,10 @@ class MmLoop {
     summary_.finishing_step = k;
     loop_.small_steps = 0;  // rule 4 starts afresh on the exact surrogate
     summary_.split_terms = surrogate_->split_terms();
+    summary_.rho = automatic_rho(loss_, options_.admm);  // chosen afresh for the exact surrogate
     admm_.emplace(*surrogate_, summary_.rho, options_.admm, paths_);
     admm_->prepare();
-    if (options_.admm.rho == 0.0) {
-      summary_.rho = std::max(automatic_rho(loss_, options_.admm), admm_->balanced_rho());
-      admm_->set_rho(summary_.rho);
-    }
+    balance_rho();
     skip_prepare_ = true;
     state_.packed_rho = 0.0;
     Vector().swap(state_.u);
