@@ -82,16 +82,4 @@ double HeldOutEvaluator::validation_error(const Matrix& X) const {
 }
 Application::~Application() = default;
 
-const char* to_string(SplitMode mode) {
-  switch (mode) {
-    case SplitMode::kRowSplit:
-      return "row-split";
-    case SplitMode::kCoupled:
-      return "coupled";
-    case SplitMode::kAuto:
-      break;
-  }
-  return "auto";
-}
-
 }  // namespace sdprl

@@ -73,6 +73,7 @@ bool parse_name(const Name<E> (&names)[N], const std::string& text, E* value) {
 
 const char* to_string(InitKind kind) { return name_of(kInitNames, kind); }
 bool from_string(const std::string& text, InitKind* kind) { return parse_name(kInitNames, text, kind); }
+const char* to_string(SplitMode mode) { return name_of(kSplitNames, mode); }
 bool from_string(const std::string& text, SplitMode* mode) { return parse_name(kSplitNames, text, mode); }
 const char* to_string(CgPreconditioner p) { return name_of(kPreconditionerNames, p); }
 bool from_string(const std::string& text, CgPreconditioner* p) { return parse_name(kPreconditionerNames, text, p); }

@@ -25,13 +25,8 @@ namespace sdprl {
 namespace fs = std::filesystem;
 
 const char* to_string(PluginKind kind) {
-  switch (kind) {
-    case PluginKind::kLoss:
-      return "loss";
-    case PluginKind::kApplication:
-      return "application";
-  }
-  return "unknown";
+  if (kind == PluginKind::kLoss) return "loss";
+  return kind == PluginKind::kApplication ? "application" : "unknown";
 }
 
 namespace {

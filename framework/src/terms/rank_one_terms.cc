@@ -13,17 +13,16 @@ namespace {
 
 class RankOneLinearization final : public TermLinearization {
  public:
-  explicit RankOneLinearization(const RankOneTerms& terms) : terms_(terms) {}
+  explicit RankOneLinearization(const RankOneTerms& terms) : A_(terms.vectors()), single_entry_(terms.single_entry()) {}
 
   void update(const Matrix& X, const Vector& w, const Vector& r) override {
-    const Eigen::MatrixXd& A = terms_.vectors();
     // Row tau of WV is w_tau v_tau = w_tau a_tau^T X_k: P_tau = a_tau (row tau of WV).
-    WV_.noalias() = A.transpose() * X;
+    WV_.noalias() = A_.transpose() * X;
     WV_.array().colwise() *= w.array();
     w_ = w;
     b_ = 0.5 * w.cwiseProduct(r);
     // diag(C)_i = sum_tau w_tau a_{i tau}^2.
-    diag_.noalias() = A.cwiseAbs2() * w;
+    diag_.noalias() = A_.cwiseAbs2() * w;
   }
 
   Index size() const override { return b_.size(); }
@@ -31,40 +30,40 @@ class RankOneLinearization final : public TermLinearization {
 
   void apply(const Matrix& D, Vector& out) const override {
     // <D, P_tau> = (a_tau^T D) . (w_tau v_tau).
-    const Eigen::MatrixXd AtD = terms_.vectors().transpose() * D;
+    const Eigen::MatrixXd AtD = A_.transpose() * D;
     out = AtD.cwiseProduct(WV_).rowwise().sum();
   }
 
   void apply_adjoint(const Vector& y, Matrix& out) const override {
     // sum_tau y_tau a_tau (w_tau v_tau) = A (diag(y) WV).
-    out.noalias() = terms_.vectors() * (y.asDiagonal() * WV_);
+    out.noalias() = A_ * (y.asDiagonal() * WV_);
   }
 
   void apply_curvature(const Matrix& D, Matrix& out) const override {
     // C D = A diag(w) A^T D.
-    const Eigen::MatrixXd AtD = terms_.vectors().transpose() * D;
-    out.noalias() = terms_.vectors() * (w_.asDiagonal() * AtD);
+    const Eigen::MatrixXd AtD = A_.transpose() * D;
+    out.noalias() = A_ * (w_.asDiagonal() * AtD);
   }
-  bool curvature_is_diagonal() const override { return terms_.single_entry(); }
+  bool curvature_is_diagonal() const override { return single_entry_; }
   void curvature_diagonal(Vector& d) const override { d = diag_; }
-  bool rows_decoupled() const override { return terms_.single_entry(); }
+  bool rows_decoupled() const override { return single_entry_; }
 
   void gram_row_blocks(Matrix& blocks) const override {
     // Row i of P_tau is a_{i tau} w_tau v_tau, so block i = sum_tau a_{i tau}^2 (w v)^T (w v).
-    const Eigen::MatrixXd& A = terms_.vectors();
-    const Index n = A.rows(), r = WV_.cols();
+    const Index n = A_.rows(), r = WV_.cols();
     blocks.setZero(n * r, r);
-    for (Index k = 0; k < A.cols(); ++k) {
+    for (Index k = 0; k < A_.cols(); ++k) {
       const Eigen::MatrixXd outer = WV_.row(k).transpose() * WV_.row(k);
       for (Index i = 0; i < n; ++i) {
-        const double a2 = A(i, k) * A(i, k);
+        const double a2 = A_(i, k) * A_(i, k);
         if (a2 != 0.0) blocks.middleRows(i * r, r) += a2 * outer;
       }
     }
   }
 
  private:
-  const RankOneTerms& terms_;
+  const Eigen::MatrixXd& A_;  // the columns a_tau, owned by the terms
+  bool single_entry_;
   Eigen::MatrixXd WV_;  // m x r
   Vector w_, b_, diag_;
 };
