@@ -25,8 +25,13 @@ namespace sdprl {
 namespace fs = std::filesystem;
 
 const char* to_string(PluginKind kind) {
-  if (kind == PluginKind::kLoss) return "loss";
-  return kind == PluginKind::kApplication ? "application" : "unknown";
+  switch (kind) {
+    case PluginKind::kLoss:
+      return "loss";
+    case PluginKind::kApplication:
+      return "application";
+  }
+  return "unknown";
 }
 
 namespace {
