@@ -199,6 +199,7 @@ struct Comparison {
   double sdprl = 0.0, sdpa = 0.0, gap = 0.0, z_error = 0.0, at_sdpa_z = 0.0, seconds = 0.0;
   int mm_iterations = 0;
   double stationarity = 0.0;  // Summary::stationarity
+  Certificate certificate;    // Summary::certificate
 };
 
 // The smallest r with r (r + 1) / 2 >= m (capped at n): an optimal Z of that rank exists
@@ -234,6 +235,7 @@ Comparison compare(const Instance& in, const SdpaResult& r, SplitMode split, int
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   c.mm_iterations = s.mm_iterations;
   c.stationarity = s.stationarity;
+  c.certificate = s.certificate;
   c.sdprl = objective(in.model, *l1, in.weights, X);
   c.gap = (c.sdprl - c.sdpa) / std::max(1.0, std::abs(c.sdpa));
 
@@ -256,10 +258,29 @@ Comparison compare(const Instance& in, const SdpaResult& r, SplitMode split, int
   }
   err = std::max(err, in.weights.lambda * std::abs(Xs.squaredNorm() - X.squaredNorm()));
   c.z_error = err / std::max(1.0, std::abs(c.sdpa));
+  // The certificate (docs/method.md section 7.3) bounds the SDP's optimum from below, whatever
+  // the run's accuracy: lower bound <= SDPA's optimum <= F(X), up to SDPA's own accuracy.
+  // Runs that end with half-terms (row-split) have no multiplier per term and are not certified;
+  // a family that does not split by rows (dense terms) is exact in every mode.
+  const double slack = 1e-6 * std::max(1.0, std::abs(c.sdpa));
+  const bool exact = split != SplitMode::kRowSplit || terms.family() == "dense";
+  EXPECT_EQ(s.certificate.computed, exact) << in.name << ": " << s.certificate.note;
+  if (s.certificate.computed) {
+    EXPECT_LE(s.certificate.lower_bound, c.sdpa + slack) << in.name << " " << to_string(split);
+    EXPECT_NEAR(s.certificate.value, c.sdprl, 1e-9 * std::max(1.0, std::abs(c.sdprl))) << in.name;
+    EXPECT_FALSE(s.certificate.surrogate) << in.name;
+    // Tight coupled runs end near the optimum with near-optimal multipliers: the bound is close
+    // (1.4e-7 to 1.2e-4 measured; a y of signs alone gives 1e-3 to 41).
+    if (max_mm_iterations > 0) {
+      EXPECT_LE(s.certificate.relative_gap, 3e-4) << in.name;
+    }
+  }
   std::printf("[ sdpa    ] %-20s n = %2ld  m = %2ld  rank %2ld  %-9s  sdprl %.10g  SDPA %.10g  relative gap %+.2e  "
-              "Z parts max rel. diff %.2e  stationarity %.1e (%d MM steps, %.2f s)\n",
+              "Z parts max rel. diff %.2e  stationarity %.1e (%d MM steps, %.2f s)  certificate: lower bound %.10g, "
+              "relative gap %.1e, lambda_min(S) %.1e\n",
               in.name.c_str(), static_cast<long>(n), static_cast<long>(m), static_cast<long>(o.rank), to_string(split),
-              c.sdprl, c.sdpa, c.gap, c.z_error, c.stationarity, c.mm_iterations, c.seconds);
+              c.sdprl, c.sdpa, c.gap, c.z_error, c.stationarity, c.mm_iterations, c.seconds, c.certificate.lower_bound,
+              c.certificate.relative_gap, c.certificate.lambda_min);
   return c;
 }
 
@@ -307,6 +328,35 @@ TEST_F(SdpaProgram, L1OptimumMatchesInteriorPointSolver) {
   EXPECT_GT(worst_row_split, 1e-2) << "row-split alone reached the optimum on every instance";
   std::printf("[ sdpa    ] %zu instances in %.1f s\n", instances.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// The certificate can fail: at rank 3 the factored problem cannot reach this instance's optimum
+// (SDPA's Z has rank 9), so MM ends at a point that no y certifies. S(y) then has a clearly
+// negative eigenvalue (its eigenvector is a direction in which a new column lowers F) and the
+// certified gap is large; the bound stays below SDPA's optimum.
+TEST_F(SdpaProgram, CertificateFailsBelowTheOptimumsRank) {
+  const Instance in = completion(25, 60, 4, 0.1);
+  const auto file = dir_.path() / "low_rank.dat-s";
+  io::write_sdpa(file, io::l1_problem_as_sdpa(in.model, in.weights));
+  const SdpaResult r = run_sdpa(sdpa_, file, dir_.path());
+  ASSERT_EQ(r.error, "");
+  auto l1 = load_loss("l1");
+  SolverOptions o;
+  o.rank = 3;
+  o.verbose = false;
+  o.admm.split = SplitMode::kAuto;
+  Matrix X;
+  const Summary s = solve(in.model, *l1, in.weights, o, X);
+  ASSERT_TRUE(s.certificate.computed) << s.certificate.note;
+  std::printf("[ sdpa    ] rank 3: F %.10g, SDPA %.10g, lower bound %.10g, relative gap %.2e, lambda_min(S) %.2e\n",
+              s.final_objective, -r.dual, s.certificate.lower_bound, s.certificate.relative_gap,
+              s.certificate.lambda_min);
+  EXPECT_GT(s.final_objective, -r.dual * (1.0 + 1e-3));
+  EXPECT_LT(s.certificate.lambda_min, -1e-3);
+  EXPECT_GT(s.certificate.relative_gap, 1e-3);
+  EXPECT_FALSE(s.certificate.optimal);
+  EXPECT_LE(s.certificate.lower_bound, -r.dual + 1e-6 * std::abs(r.dual));
+  EXPECT_NE(s.brief_report().find("not certified"), std::string::npos) << s.brief_report();
 }
 
 }  // namespace

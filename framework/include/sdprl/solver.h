@@ -156,6 +156,26 @@ struct TraceRow {
   double time = 0.0;             // seconds since the start of the solve
 };
 
+// A lower bound on the convex SDP behind the model and the gap it certifies for the result
+// (docs/method.md section 7.3): the run's X X^T is within `gap` of the SDP's optimum. For a
+// non-convex loss the numbers are those of the final convex surrogate, the weighted l1 problem with
+// the weights phi'(|r_tau|) at X (`surrogate` true). Not computed (computed false, `note` says why)
+// under a constraint X in K, for the L-BFGS path, or when the eigensolver does not converge.
+struct Certificate {
+  bool computed = false;
+  bool surrogate = false;      // of the weighted-l1 surrogate, not of F itself
+  double value = 0.0;          // f(X X^T): F(X), or the surrogate's value at X
+  double lower_bound = -std::numeric_limits<double>::infinity();
+  double gap = std::numeric_limits<double>::infinity();           // value - lower_bound
+  double relative_gap = std::numeric_limits<double>::infinity();  // gap / |value|
+  double lambda_min = 0.0;     // lambda_min(S(y))
+  double trace_bound = 0.0;    // R: tr Z <= R at every Z as good as X X^T (used when lambda_min < 0)
+  bool optimal = false;        // relative_gap <= SolverOptions::stationarity_tolerance
+  std::string note = "computed at the end of an MM run with a result";  // why not, or what limits the bound
+  // "certified optimal (gap ...)" or "not certified: ...", for the final line.
+  SDPRL_API std::string brief() const;
+};
+
 struct Summary {
   SolverStatus status = SolverStatus::kNumericalError;  // pessimistic until set (Ceres)
   std::string message;
@@ -176,6 +196,7 @@ struct Summary {
   // admm.split = kAuto that converged; NaN for every other run (not measured).
   double stationarity = std::numeric_limits<double>::quiet_NaN();
   int finishing_step = 0;  // admm.split kAuto: the first MM step on the exact surrogate (0: none)
+  Certificate certificate;  // at the end of an MM run (docs/method.md section 7.3)
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation
@@ -185,7 +206,7 @@ struct Summary {
 
   // False when the run has no result: a numerical failure or an unbounded model.
   bool usable() const { return status != SolverStatus::kNumericalError && status != SolverStatus::kUnbounded; }
-  std::string brief_report() const;
+  SDPRL_API std::string brief_report() const;
 };
 
 // F(X) = sum_tau phi(|<X, Q_tau X> - t_tau|) + (gamma/2)<X, A X> + (lambda/2)||X||^2.

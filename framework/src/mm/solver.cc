@@ -87,11 +87,20 @@ std::string Summary::brief_report() const {
      << admm_iterations << " ADMM), objective " << fmt("%.6e", final_objective) << " (from "
      << fmt("%.6e", initial_objective) << "), " << fmt("%.3f", init_time + solve_time) << " s";
   if (!std::isnan(stationarity)) os << ", stationarity " << fmt("%.1e", stationarity);
+  if (certificate.computed) os << ", " << certificate.brief();
   if (rejected_steps > 0)
     os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
   for (const Metric& m : metrics) os << ", " << m.name << " = " << fmt("%.6g", m.value);
   if (!message.empty()) os << " [" << message << "]";
   return os.str();
+}
+
+std::string Certificate::brief() const {
+  if (!computed) return "no certificate: " + note;
+  const std::string what = surrogate ? " (of the weighted-l1 surrogate)" : "";
+  if (optimal) return "certified optimal" + what + " (gap " + fmt("%.1e", relative_gap) + ")";
+  return "not certified" + what + ": relative gap " + fmt("%.1e", relative_gap) + ", lambda_min(S) = " +
+         fmt("%.3e", lambda_min);
 }
 
 double objective(const Model& model, const Loss& loss, const RegularizationWeights& weights,

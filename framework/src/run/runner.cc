@@ -97,6 +97,18 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["curvature_scale"] = number(s.curvature_scale);
   j["stationarity"] = number(s.stationarity);
   j["finishing_step"] = s.finishing_step;
+  const Certificate& c = s.certificate;
+  j["certificate"] = c.computed ? nlohmann::json{{"computed", true},
+                                                 {"of", c.surrogate ? "weighted-l1 surrogate" : "objective"},
+                                                 {"optimal", c.optimal},
+                                                 {"value", number(c.value)},
+                                                 {"lower_bound", number(c.lower_bound)},
+                                                 {"gap", number(c.gap)},
+                                                 {"relative_gap", number(c.relative_gap)},
+                                                 {"lambda_min", number(c.lambda_min)},
+                                                 {"trace_bound", number(c.trace_bound)},
+                                                 {"note", c.note}}
+                                : nlohmann::json{{"computed", false}, {"note", c.note}};
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
   j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
   nlohmann::json metrics = nlohmann::json::object();

@@ -1,0 +1,31 @@
+// Internal (not installed): a lower bound on the convex SDP behind a factored model, and so a
+// certified gap for the result X (docs/method.md section 7.3).
+//
+// With a linear phi (the l1 loss: Assumption 3 makes a convex phi linear) F(X) = f(X X^T) for the
+// convex function on PSD matrices
+//   f(Z) = sum_tau w |<Q_tau, Z> - t_tau| + (gamma/2) <A, Z> + (lambda/2) tr Z.
+// For any y with |y_tau| <= w_tau, |s| >= y s term by term gives
+//   f(Z) >= <S(y), Z> - <y, t>,     S(y) = sum_tau y_tau sym(Q_tau) + (gamma/2) A + (lambda/2) I,
+// and <S, Z> >= R min(0, lambda_min(S)) for PSD Z with tr Z <= R. Every Z with f(Z) <= f(X X^T)
+// has tr Z <= R = 2 f(X X^T) / kappa, kappa = lambda + gamma min(0, lambda_min(A)) > 0 (the terms
+// are >= 0), and a minimiser is such a Z; so
+//   min f >= L(y) = -<y, t> + R min(0, lambda_min(S(y))).
+// Z = X X^T is optimal exactly when some y makes the gap f(X X^T) - L(y) zero: S(y) PSD,
+// S(y) X = 0 and y_tau = w sign(r_tau) wherever r_tau != 0. y comes from the ADMM's multipliers
+// on the exact surrogate (their fixed point is such a y), projected onto the box.
+// For a concave, non-linear phi the same numbers are those of the final convex surrogate: f with
+// the weights w_tau = phi'(|r_tau|) at X (Summary::Certificate::surrogate).
+#pragma once
+
+#include "sdprl/loss.h"
+#include "sdprl/model.h"
+#include "sdprl/solver.h"
+
+namespace sdprl::mm {
+
+// multipliers: y_tau / w_tau in [-1, 1] per term (length m), or empty when the run has none on
+// the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice.
+Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
+                    const Vector& multipliers);
+
+}  // namespace sdprl::mm
