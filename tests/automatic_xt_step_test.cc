@@ -93,7 +93,7 @@ TEST(AutomaticXtStep, WithoutTheProofTheRunStopsEarlierAndHigher) {
 }
 
 // A run interrupted after the switch resumes on the exact surrogate and ends where the
-// uninterrupted run does, bit for bit (checkpoint version 6 keeps finishing_step).
+// uninterrupted run does, bit for bit (checkpoints keep finishing_step since version 6).
 TEST(AutomaticXtStep, ResumedAfterTheSwitchEndsWithTheUninterruptedResult) {
   const Instance in = make_instance();
   SolverOptions o = defaults(SplitMode::kAuto);

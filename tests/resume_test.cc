@@ -107,7 +107,7 @@ class ResumeTest : public ::testing::Test {
     EXPECT_LE(relative_difference(X, X_ref), 1e-10);
     const json s = json::parse(read_text(out / "summary.json")), s_ref = json::parse(read_text(ref / "summary.json"));
     EXPECT_EQ(s.at("status"), "converged");
-    for (const char* key : {"mm_iterations", "admm_iterations", "monotonicity_violations", "rho"})
+    for (const char* key : {"mm_iterations", "admm_iterations", "monotonicity_violations", "rho", "rank", "rank_raises"})
       EXPECT_EQ(s.at(key), s_ref.at(key)) << key;
     EXPECT_EQ(s.at("metrics"), s_ref.at("metrics"));
     std::printf("resumed run: objective %.17g (reference %.17g), X %s\n", f, f_ref,
@@ -160,7 +160,7 @@ class ResumeTest : public ::testing::Test {
     const json s = json::parse(read_text(out / "summary.json"));
     EXPECT_EQ(s.at("status"), "interrupted");
     EXPECT_EQ(s.at("mm_iterations").get<int>(), stopped);
-    EXPECT_EQ(matrix_market_values(out / "X.mtx").size(), 5000u);  // n r = 1000 x 5
+    EXPECT_EQ(matrix_market_values(out / "X.mtx").size(), static_cast<std::size_t>(r.summary.n * r.summary.rank));
     EXPECT_TRUE(fs::exists(out / "trace.csv"));
     ASSERT_TRUE(fs::exists(out / "checkpoint.sdprl")) << "an interrupted run keeps its checkpoint";
     resume_in_process_and_compare(out, ref, stopped + 1);
@@ -171,6 +171,24 @@ class ResumeTest : public ::testing::Test {
 };
 
 TEST_F(ResumeTest, InterruptAtAFixedStepThenResumeEndsWithTheUninterruptedResult) { interrupt_and_resume({}, 12); }
+
+// A run whose output directory came from --set output.directory resumes too (the resumed request
+// names the directory itself, and the saved override is still read, not an unknown key).
+TEST_F(ResumeTest, ARunWithTheOutputDirectoryAsAnOverrideResumes) {
+  interrupt_and_resume({{"output.directory", (dir() / "interrupted").string()}}, 12);
+}
+
+// The rank staircase changes X's shape mid-run: rank 2 -> 6 after MM step 77 of 220 (l1, coupled,
+// n = 300). A checkpoint taken after the stair holds the wider X and the stair itself (format 7),
+// and the resumed run ends with the uninterrupted one's X, rank and stairs.
+TEST_F(ResumeTest, InterruptAfterARankRaiseThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume({{"model.synthetic.m", "300"},
+                        {"loss.type", "l1"},
+                        {"solver.rank", "2"},
+                        {"solver.max_rank", "6"},
+                        {"solver.admm.xt_step", "coupled"}},
+                       100);
+}
 
 // The coupled Xt-step keeps more between MM steps: CG starts from the last Xt and its
 // preconditioner is rebuilt every 16 steps (AdmmOptions::preconditioner_refresh). The checkpoint

@@ -12,6 +12,7 @@
 #include "sdprl/regularizers/scaled_identity_regularizer.h"
 #include "sdprl/solver.h"
 #include "admm/admm.h"
+#include "mm/certificate.h"
 #include "mm/surrogate.h"
 #include "sdprl/error.h"
 #include "sdprl/terms/all_entries_terms.h"
@@ -973,4 +974,48 @@ TEST(SpectralStart, ScaleIsTheL1FitOfTheTargets) {
 }
 
 }  // namespace
+// The rank staircase's step (mm/certificate.h, best_column_step): the exact minimiser of the
+// convex piecewise-linear g(s) = sum w |r + s q| + s c over s >= 0, checked against its values at
+// every breakpoint and on a fine grid, on random data with some zero residuals.
+TEST(RankStaircase, ColumnStepMinimisesThePiecewiseLinearSurrogate) {
+  std::mt19937 gen(7);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(0.1, 1.0);
+  int falling = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    const Index m = 40;
+    Vector r(m), q(m), w(m);
+    for (Index h = 0; h < m; ++h) {
+      r[h] = h % 5 == 0 ? 0.0 : normal(gen);  // some zero residuals, as at an l1 optimum
+      q[h] = normal(gen);
+      w[h] = unit(gen);
+    }
+    const double c = 0.3 * normal(gen);
+    auto g = [&](double s) { return w.cwiseProduct((r + s * q).cwiseAbs()).sum() + s * c; };
+    double fall = -1.0;
+    const double s = mm::best_column_step(r, w, q, c, &fall);
+    ASSERT_GE(s, 0.0);
+    // g is minimal over s >= 0 at one of 0 and the breakpoints (or falls without bound: s = 0).
+    double best = g(0.0), best_at = 0.0, largest = 0.0;
+    for (Index h = 0; h < m; ++h) {
+      const double b = q[h] != 0.0 ? -r[h] / q[h] : -1.0;
+      if (b > 0.0) {
+        largest = std::max(largest, b);
+        if (g(b) < best) best = g(b), best_at = b;
+      }
+    }
+    const bool unbounded = g(2.0 * largest + 1.0) < g(largest) - 1e-12;
+    if (unbounded) {
+      EXPECT_EQ(s, 0.0);
+      EXPECT_EQ(fall, 0.0);
+      continue;
+    }
+    EXPECT_NEAR(g(s), best, 1e-12 * std::max(1.0, std::abs(best))) << "trial " << trial << " s " << s << " best at " << best_at;
+    EXPECT_NEAR(fall, g(0.0) - g(s), 1e-10 * std::max(1.0, g(0.0)));
+    for (int i = 0; i <= 200; ++i) EXPECT_GE(g(i * 2.0 * largest / 200.0), g(s) - 1e-12);
+    if (s > 0.0) ++falling;
+  }
+  EXPECT_GT(falling, 5);  // the data exercise the walk, not only s = 0
+}
+
 }  // namespace sdprl

@@ -81,6 +81,11 @@ struct AdmmOptions {
 struct SolverOptions {
   SolverType type = SolverType::kAuto;
   Index rank = 0;                    // r; 0 = the model's default rank
+  // The rank staircase (docs/method.md section 7.4): when a run on the exact surrogate converges
+  // and its certificate finds lambda_min(S(y)) < 0, the eigenvectors of S's negative eigenvalues
+  // become new columns of X, each with the step that minimises F's convex surrogate along it, and
+  // the run goes on, up to this many columns. 0 (or <= rank): the rank stays fixed.
+  Index max_rank = 0;
   int max_mm_iterations = 2000;      // outer iteration cap
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
@@ -176,6 +181,15 @@ struct Certificate {
   SDPRL_API std::string brief() const;
 };
 
+// One step of the rank staircase (SolverOptions::max_rank).
+struct RankRaise {
+  int mm_iteration = 0;     // the converged MM step after which the columns were added
+  Index from = 0, to = 0;   // the rank before and after
+  double lambda_min = 0.0;  // lambda_min(S(y)) at the converged point
+  double objective_before = 0.0;  // F at the converged point
+  double objective = 0.0;         // F after the new columns
+};
+
 struct Summary {
   SolverStatus status = SolverStatus::kNumericalError;  // pessimistic until set (Ceres)
   std::string message;
@@ -197,6 +211,7 @@ struct Summary {
   double stationarity = std::numeric_limits<double>::quiet_NaN();
   int finishing_step = 0;  // admm.split kAuto: the first MM step on the exact surrogate (0: none)
   Certificate certificate;  // at the end of an MM run (docs/method.md section 7.3)
+  std::vector<RankRaise> rank_raises;  // the rank staircase's steps; `rank` is the final rank
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation

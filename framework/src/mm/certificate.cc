@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "linalg/symmetric_eigen.h"
 #include "mm/loop_support.h"
 
 namespace sdprl::mm {
-namespace {
-
 // A concave phi with phi(0) = 0 (Assumption 3) is convex only when linear: phi(a) = phi'(0) a.
 // Checked at points spread over the scales residuals take.
 bool linear_loss(const Loss& loss) {
@@ -20,6 +21,8 @@ bool linear_loss(const Loss& loss) {
     if (std::abs(loss.value(a) - slope * a) > 1e-12 * slope * a || loss.derivative(a) != slope) return false;
   return true;
 }
+
+namespace {
 
 // lambda_min(A) through the eigensolver; NaN when it does not converge.
 double smallest_eigenvalue(const linalg::SymmetricOperator& S, Index n) {
@@ -33,7 +36,7 @@ double smallest_eigenvalue(const linalg::SymmetricOperator& S, Index n) {
 }  // namespace
 
 Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                    const Vector& multipliers) {
+                    const Vector& multipliers, Index directions, Descent* descent) {
   Certificate c;
   if (model.constraint) {
     c.note = "no certificate under the constraint X in " + model.constraint->name();
@@ -74,7 +77,22 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
     }
     out += 0.5 * weights.lambda * v;
   };
-  c.lambda_min = smallest_eigenvalue(S, n);
+  if (descent) {
+    Eigen::VectorXd values;
+    Eigen::MatrixXd vectors;
+    const Index k = std::clamp<Index>(directions, 1, n);
+    c.lambda_min = linalg::extreme_eigenpairs(S, n, k, linalg::Extreme::kSmallest, values, vectors)
+                       ? values[0]
+                       : std::numeric_limits<double>::quiet_NaN();
+    if (!std::isnan(c.lambda_min)) {
+      Index negative = 0;
+      while (negative < values.size() && values[negative] < 0.0) ++negative;
+      descent->values = values.head(negative);
+      descent->vectors = vectors.leftCols(negative);
+    }
+  } else {
+    c.lambda_min = smallest_eigenvalue(S, n);
+  }
   if (std::isnan(c.lambda_min)) {
     c.note = "the eigensolver did not converge on S(y)";
     return c;
@@ -104,6 +122,42 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   c.gap = c.value - c.lower_bound;
   c.relative_gap = c.gap / std::max(std::abs(c.value), 1e-300);
   return c;
+}
+
+double best_column_step(const Vector& residuals, const Vector& weights, const Vector& q, double c, double* fall) {
+  // The right derivative of g(s) = sum w |r + s q| + s c is c + sum w q sign(r + s q), with
+  // sign(0) taken as sign(q) (the term grows from there). It rises by 2 w |q| at each breakpoint
+  // s_tau = -r_tau / q_tau > 0; g is minimal at the first breakpoint where it turns >= 0.
+  double slope = c;
+  std::vector<std::pair<double, double>> breaks;  // (s_tau, the rise there)
+  for (Index h = 0; h < q.size(); ++h) {
+    if (q[h] == 0.0 || weights[h] == 0.0) continue;
+    const double rise = 2.0 * weights[h] * std::abs(q[h]);
+    const double s = -residuals[h] / q[h];
+    if (s > 0.0) {
+      slope -= 0.5 * rise;  // r and q of opposite signs: the term falls until s_tau
+      breaks.emplace_back(s, rise);
+    } else {
+      slope += 0.5 * rise;
+    }
+  }
+  double best = 0.0, value_change = 0.0;
+  if (slope < 0.0) {
+    std::sort(breaks.begin(), breaks.end());
+    double at = 0.0;
+    for (const auto& [s, rise] : breaks) {
+      value_change += slope * (s - at);
+      at = s;
+      slope += rise;
+      if (slope >= 0.0) break;
+    }
+    // A slope still negative after the last breakpoint: g falls without bound along v v^T (an
+    // unbounded model; the caller's own checks say so), so no finite step is the best.
+    best = slope >= 0.0 ? at : 0.0;
+    if (slope < 0.0) value_change = 0.0;
+  }
+  if (fall) *fall = -value_change;
+  return best;
 }
 
 }  // namespace sdprl::mm

@@ -17,15 +17,35 @@
 // the weights w_tau = phi'(|r_tau|) at X (Summary::Certificate::surrogate).
 #pragma once
 
+#include "sdprl/export.h"
 #include "sdprl/loss.h"
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
 
 namespace sdprl::mm {
 
+// True when phi is linear, phi(a) = phi'(0) a (the l1 loss, up to its scale): then F(X) = f(X X^T)
+// is convex in Z, and the certificate is F's own rather than its weighted-l1 surrogate's.
+bool linear_loss(const Loss& loss);
+
+// The most negative eigenpairs of S(y) (values < 0, most negative first; vectors n x k, unit
+// columns): the directions in which Z = X X^T + s v v^T lowers f (docs/method.md section 7.4).
+struct Descent {
+  Eigen::VectorXd values;
+  Eigen::MatrixXd vectors;
+};
+
 // multipliers: y_tau / w_tau in [-1, 1] per term (length m), or empty when the run has none on
-// the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice.
+// the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice. With `descent`,
+// the `directions` smallest eigenpairs of S(y) are computed (instead of one) and its negative
+// ones returned there.
 Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                    const Vector& multipliers);
+                    const Vector& multipliers, Index directions = 1, Descent* descent = nullptr);
+
+// The step of a new column: the s >= 0 that minimises the weighted l1 surrogate of F along
+// Z + s v v^T, sum_tau w_tau |r_tau + s q_tau| + s c, exactly (it is convex and piecewise linear
+// in s): q_tau = <Q_tau, v v^T>, c = (gamma/2) v^T A v + (lambda/2) |v|^2. 0 when it does not
+// fall. Its fall bounds from below what F falls by (phi concave: F <= its surrogate, equal at s = 0).
+SDPRL_API double best_column_step(const Vector& residuals, const Vector& weights, const Vector& q, double c, double* fall);
 
 }  // namespace sdprl::mm

@@ -50,6 +50,13 @@ class IterationLog {
                    k, rho);
   }
 
+  void raised(int k, const RankRaise& step) {
+    if (verbose_)
+      std::fprintf(stderr,
+                   "%5d converged at rank %ld, lambda_min(S) = %.2e < 0: rank %ld from here (F = %.6e)\n", k,
+                   static_cast<long>(step.from), step.lambda_min, static_cast<long>(step.to), step.objective);
+  }
+
   // The last step's row when print_every skipped it, and the summary line.
   void finish(const Summary& s) {
     if (!verbose_) return;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -83,7 +84,10 @@ class MmLoop {
         --k;  // the same step again, with the same eps_k
         continue;
       }
-      if (next == Next::kStop || accept_and_stop(k, row, trial)) break;
+      if (next == Next::kStop || accept_and_stop(k, row, trial)) {
+        if (summary_.status == SolverStatus::kConverged && raise_rank(k)) continue;  // the staircase
+        break;
+      }
       // F < 0 is where a model can be unbounded (F(0) = sum phi(|t|) >= 0): checked at k = 1, 2, 4,
       // ... and every 32nd step, an objective evaluation each (under 3% of a run's work).
       if (loop_.f < 0.0 && ((k & (k - 1)) == 0 || k % 32 == 0) && proves_unbounded()) break;
@@ -262,6 +266,9 @@ class MmLoop {
       }
       // Small steps but no proof yet: from now on the ADMMs go to half the stationarity tolerance,
       // so that their gap does not hide a fixed point.
+      // On the exact surrogate a run below the optimum's rank climbs the staircase here, before
+      // the tight ADMMs: the stairs below the top need no proof of stationarity.
+      if (exact_ && !loop_.tight && raise_rank(k)) return false;
       if (exact_) loop_.tight = true;
       else switch_to_exact(k + 1);
     }
@@ -298,6 +305,119 @@ class MmLoop {
   // fixed point has at a term whose residual is not zero (the e-step's threshold), and 0 at a zero
   // residual, where the row-split half-terms carry no usable value; e = b, the split of D = 0.
   void switch_to_exact(int k) {
+    summary_.finishing_step = k;
+    summary_.rho = automatic_rho(loss_, options_.admm);  // chosen afresh for the exact surrogate
+    rebuild_exact();
+    balance_rho();
+    state_.packed_rho = 0.0;
+    Vector().swap(state_.u);
+    warm_exact_multipliers(*surrogate_, state_);
+    state_.D.setZero(X_.rows(), X_.cols());
+    log_.switched(k, summary_.rho);
+  }
+
+  // The rank staircase (SolverOptions::max_rank; docs/method.md section 7.4), after MM step k on
+  // the exact surrogate settled: when the certificate's S(y) has negative eigenvalues, their
+  // eigenvectors v_j become new columns sqrt(s a_j) v_j of X, with a_j = lambda_j / lambda_1 and the
+  // s that minimises the weighted-l1 surrogate of F along Z + s sum_j a_j v_j v_j^T (so F falls at
+  // least as much), and MM goes on at the higher rank with the same multipliers (the m split terms
+  // of the exact surrogate do not change with the rank). False, and the run goes on to its proof
+  // or ends, when X is certified, when the step along the directions lowers F by no more than the
+  // stationarity tolerance, or at max_rank.
+  bool raise_rank(int k) {
+    const Index r = X_.cols(), room = options_.max_rank - r;
+    // Convex losses only: for a concave phi the certificate is the weighted-l1 surrogate's, whose
+    // minimiser is not X, so it never certifies and every run would climb to max_rank (the
+    // quickstart's leaky-MCP, m = 1000, lambda = 1, coupled, from rank 2: rank 6 at once, test
+    // RMSE 0.1349).
+    if (room <= 0 || !exact_ || model_.constraint || !linear_loss(loss_)) return false;
+    state_.unpack();
+    if (state_.nu.size() != model_.terms->size()) return false;
+    const ConstraintSet& terms = *model_.terms;
+    const Index n = X_.rows();
+    // y_tau / w_tau from the multipliers, as certify_result() takes them.
+    const Vector scaled = multipliers_over_weights();
+    Descent descent;
+    // Every negative eigenvalue there is room for: on tests/sdpa_global_test's rank-3 instance all 7
+    // at once took the rank to 10 (SDPA's Z: 9) in one stair, where r at a time took 14 stairs.
+    const Certificate c = certify(model_, loss_, surrogate_->weights_used(), X_, scaled, room, &descent);
+    if (!c.computed || c.relative_gap <= options_.stationarity_tolerance ||
+        descent.values.size() == 0)
+      return false;
+
+    Vector values, w, phi;
+    terms.evaluate(X_, values);
+    Vector residual = values - terms.targets();
+    loss_.evaluate(residual.cwiseAbs(), phi, w);
+    const RegularizationWeights& rw = surrogate_->weights_used();
+    const bool has_a = model_.quadratic && rw.gamma != 0.0;
+    // One step for all the directions together, Z + s sum_j a_j v_j v_j^T with
+    // a_j = lambda_j / lambda_1, so that the steepest direction leads. One at a time, most of them
+    // were blocked by the terms with zero residual (s = 0 for 4 of 7 on tests/sdpa_global_test's
+    // rank-3 instance); together the blocks are shared.
+    const Index p = descent.values.size();
+    const Vector a = descent.values / descent.values[0];
+    Vector q = Vector::Zero(terms.size()), qj;
+    double c_lin = 0.0;
+    Matrix v, Av;
+    for (Index j = 0; j < p; ++j) {
+      v = descent.vectors.col(j);
+      terms.evaluate(v, qj);  // <v, Q_tau v> = <Q_tau, v v^T>
+      q += a[j] * qj;
+      double cj = 0.5 * rw.lambda * v.squaredNorm();
+      if (has_a) {
+        model_.quadratic->apply(v, Av);
+        cj += 0.5 * rw.gamma * Av.cwiseProduct(v).sum();
+      }
+      c_lin += a[j] * cj;
+    }
+    double fall = 0.0;
+    const double step_s = best_column_step(residual, w, q, c_lin, &fall);
+    // A fall within the stationarity tolerance is noise in y, not a missing rank.
+    if (!(step_s > 0.0) || !(fall > options_.stationarity_tolerance * surrogate_->objective_magnitude())) return false;
+    Matrix raised(n, r + p);
+    raised << X_, descent.vectors * (step_s * a).cwiseSqrt().asDiagonal();
+    const double f_raised = objective(model_, loss_, surrogate_->weights_used(), raised);
+    if (!(f_raised < loop_.f)) return false;  // rounding at a point that is all but certified
+    X_ = std::move(raised);
+    RankRaise step;
+    step.mm_iteration = k;
+    step.from = r;
+    step.to = X_.cols();
+    step.lambda_min = c.lambda_min;
+    step.objective_before = loop_.f;
+    step.objective = f_raised;
+    summary_.rank_raises.push_back(step);
+    summary_.rank = X_.cols();
+    log_.raised(k, step);
+
+    // The exact surrogate at the new rank, the multipliers kept as its warm start.
+    rebuild_exact();
+    loop_.f = surrogate_->center_objective();
+    loop_.tight = false;
+    summary_.final_objective = loop_.f;
+    summary_.status = SolverStatus::kIterationLimit;
+    summary_.stationarity = std::numeric_limits<double>::quiet_NaN();
+    state_.adjoint_generation = 0;
+    state_.D.setZero(n, summary_.rank);
+    return true;
+  }
+
+  // y_tau / w_tau from the exact surrogate's multipliers: the term of split term h is
+  // 2 |<D, P_h> + b_h| = w |linearised residual| (weights folded into P, |nu_h| <= 2) or
+  // 2 w_h |...| (ExternalWeights, |nu_h| <= 2 w_h), so nu_h / 2 or nu_h / (2 w_h).
+  Vector multipliers_over_weights() const {
+    Vector scaled = 0.5 * state_.nu;
+    if (const ExternalWeights* external = surrogate_->linearization().external_weights()) {
+      const Vector& w = external->term_weights();
+      for (Index h = 0; h < scaled.size(); ++h) scaled[h] = w[h] > 0.0 ? scaled[h] / w[h] : 0.0;
+    }
+    return scaled;
+  }
+
+  // The exact surrogate (coupled Xt-step) at X_ and its rank, with the same tau, and its ADMM
+  // made ready for the next step at summary_.rho; rule 4 starts afresh.
+  void rebuild_exact() {
     const double tau = surrogate_->curvature_scale();
     admm_.reset();
     surrogate_.reset();
@@ -306,19 +426,11 @@ class MmLoop {
     surrogate_->update(X_);
     exact_ = true;
     primed_ = false;
-    summary_.finishing_step = k;
-    loop_.small_steps = 0;  // rule 4 starts afresh on the exact surrogate
+    loop_.small_steps = 0;
     summary_.split_terms = surrogate_->split_terms();
-    summary_.rho = automatic_rho(loss_, options_.admm);  // chosen afresh for the exact surrogate
     admm_.emplace(*surrogate_, summary_.rho, options_.admm, paths_);
     admm_->prepare();
-    balance_rho();
     skip_prepare_ = true;
-    state_.packed_rho = 0.0;
-    Vector().swap(state_.u);
-    warm_exact_multipliers(*surrogate_, state_);
-    state_.D.setZero(X_.rows(), X_.cols());
-    log_.switched(k, summary_.rho);
   }
 
   static void warm_exact_multipliers(const Surrogate& s, AdmmState& st) {
@@ -334,10 +446,7 @@ class MmLoop {
   }
 
   // The certificate of the convex SDP behind the model at the result X (mm/certificate.h), with y
-  // from the last ADMM's multipliers when it ran on the exact surrogate: the term of split term h
-  // is 2 |<D, P_h> + b_h| = w |linearised residual| (weights folded into P, |nu_h| <= 2) or
-  // 2 w_h |...| (ExternalWeights, |nu_h| <= 2 w_h), so nu_h / 2 or nu_h / (2 w_h) is y_h / w_h.
-  // A run that did not finish on the exact surrogate has no such y: its y = w sign(r) certified
+  // from the last ADMM's multipliers when it ran on the exact surrogate. A run that did not finish on the exact surrogate has no such y: its y = w sign(r) certified
   // nothing on any shipped model (relative gaps 0.4 to 1000) at up to 23% of the solve's time
   // (matrix_completion_l1: 0.07 s of 0.30 s), so it gets no certificate.
   void certify_result() {
@@ -347,12 +456,8 @@ class MmLoop {
                                   std::string(to_string(options_.admm.split)) + "\")";
       return;
     }
-    Vector scaled = 0.5 * state_.nu;
-    if (const ExternalWeights* external = surrogate_->linearization().external_weights()) {
-      const Vector& w = external->term_weights();
-      for (Index h = 0; h < scaled.size(); ++h) scaled[h] = w[h] > 0.0 ? scaled[h] / w[h] : 0.0;
-    }
-    Certificate& c = summary_.certificate = certify(model_, loss_, surrogate_->weights_used(), X_, scaled);
+    Certificate& c = summary_.certificate =
+        certify(model_, loss_, surrogate_->weights_used(), X_, multipliers_over_weights());
     c.optimal = c.computed && c.relative_gap <= options_.stationarity_tolerance;
   }
 

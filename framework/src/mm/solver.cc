@@ -87,6 +87,7 @@ std::string Summary::brief_report() const {
      << admm_iterations << " ADMM), objective " << fmt("%.6e", final_objective) << " (from "
      << fmt("%.6e", initial_objective) << "), " << fmt("%.3f", init_time + solve_time) << " s";
   if (!std::isnan(stationarity)) os << ", stationarity " << fmt("%.1e", stationarity);
+  if (!rank_raises.empty()) os << ", rank " << rank_raises.front().from << " -> " << rank;
   if (certificate.computed) os << ", " << certificate.brief();
   if (rejected_steps > 0)
     os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
@@ -186,10 +187,14 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
     // A resumed run (sdprl run --resume): X_k, the counters and the ADMM warm start come from the
     // state; nothing of the start (initialisation, l1 warm start) is repeated.
     if (type != SolverType::kMm) throw Error("solver.type", "only the MM solver can continue from a saved state");
-    if (start->X.rows() != n || start->X.cols() != rank)
+    // The rank staircase (max_rank) may have raised the saved rank above the option's.
+    const Index top = std::max(rank, options.max_rank);
+    if (start->X.rows() != n || start->X.cols() < rank || start->X.cols() > top)
       throw Error("solver", "the saved state's X is " + std::to_string(start->X.rows()) + " x " +
                                 std::to_string(start->X.cols()) + ", the model needs " + std::to_string(n) + " x " +
-                                std::to_string(rank));
+                                (top > rank ? std::to_string(rank) + " to " + std::to_string(top)
+                                            : std::to_string(rank)));
+    summary.rank = start->X.cols();
     if (start->k < 1) throw Error("solver", "the saved state has no MM step");
     X = start->X;
     return mm::solve_mm(model, loss, weights, options, X, callback, checkpoint, summary, start, paths);
@@ -209,6 +214,7 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
     const Summary ws = detail::solve(model, l1, weights, warm, X, paths);
     if (!ws.usable()) return ws;
     warm_iterations = ws.mm_iterations;
+    summary.rank = X.cols();  // the warm start's rank staircase
   }
   summary.init_time = seconds_since(t0);
   summary.warm_start_iterations = warm_iterations;

@@ -25,7 +25,8 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Xt, preconditioner iterate and age. Bump the version with any change of the fields below: an old
 // checkpoint is then refused by name instead of misread. Version 6: the summary's stationarity and
 // finishing step after its solve time, and the state's tight flag after its curvature scale.
-constexpr std::uint32_t kVersion = 6;
+// Version 7: the summary's rank staircase (rank_raises) after its metrics.
+constexpr std::uint32_t kVersion = 7;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -215,6 +216,9 @@ void summary_fields(Io& io, S& s) {
     io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
   });
   io.sequence(s.metrics, "metrics", [&](auto& m) { io.fields(m.name, m.value); });
+  io.sequence(s.rank_raises, "rank raises", [&](auto& r) {
+    io.fields(r.mm_iteration, r.from, r.to, r.lambda_min, r.objective_before, r.objective);
+  });
 }
 
 template <class Io, class S>

@@ -109,6 +109,15 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                                                  {"trace_bound", number(c.trace_bound)},
                                                  {"note", c.note}}
                                 : nlohmann::json{{"computed", false}, {"note", c.note}};
+  nlohmann::json raises = nlohmann::json::array();
+  for (const RankRaise& step : s.rank_raises)
+    raises.push_back({{"mm_iteration", step.mm_iteration},
+                      {"from", step.from},
+                      {"to", step.to},
+                      {"lambda_min", number(step.lambda_min)},
+                      {"objective_before", number(step.objective_before)},
+                      {"objective", number(step.objective)}});
+  j["rank_raises"] = raises;
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
   j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
   nlohmann::json metrics = nlohmann::json::object();
@@ -242,9 +251,10 @@ RunResult run_model(const RunRequest& request) {
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);
   const ConfigTable output = config.table("output");
-  std::filesystem::path out_dir = req.output_directory
-                                      ? *req.output_directory
-                                      : std::filesystem::path(output.string("directory", "sdprl-results/" + req.model_file.stem().string()));
+  // Read even when the request names the directory (as --resume does), so that a run started with
+  // --set output.directory=... resumes instead of failing on an "unknown key".
+  const std::string configured_dir = output.string("directory", "sdprl-results/" + req.model_file.stem().string());
+  std::filesystem::path out_dir = req.output_directory ? *req.output_directory : std::filesystem::path(configured_dir);
   const bool write_factor = output.boolean("write_factor", true);
   config.check_unknown_keys();
 
