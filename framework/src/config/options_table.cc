@@ -125,10 +125,10 @@ std::vector<SolverOption> make_table() {
                              "r, the number of columns of the factor X (Z = X X^T)", "the model's default"));
   t.push_back(integer_option(
       "max_rank", SDPRL_MEMBER(max_rank), NumberRule::closed(0, 1e9),
-      "the rank staircase: a run on the exact surrogate (admm.xt_step = \"auto\" or \"coupled\") that converges "
-      "without a certificate adds the eigenvectors of the certificate's negative eigenvalues as new columns (at "
-      "most r at a time) and goes on, up to this many columns (summary.json: rank_raises; docs/method.md section "
-      "7.4); at most rank: the rank stays fixed",
+      "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"auto\" or "
+      "\"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
+      "eigenvalues as new columns (all there is room for) and goes on, up to this many columns (summary.json: "
+      "rank_raises; docs/method.md section 7.4); at most rank: the rank stays fixed",
       "the rank stays fixed"));
   t.push_back(integer_option("max_mm_iterations", SDPRL_MEMBER(max_mm_iterations), count,
                              "MM iteration cap (L-BFGS: its iteration cap)"));
