@@ -578,8 +578,9 @@ TEST_F(BadInputTest, ZeroStartingFactor) {
 // stopped by max_mm_iterations = 2.
 TEST_F(BadInputTest, RisingObjective) {
   // The coupled Xt-step: its rebuild calls the loss once per MM step, which the plugin counts (the
-  // row-split one-pass rebuild calls it once per row).
-  const fs::path file = model(file_model("", "test-jump", "rank = 1\n[solver.admm]\nxt_step = \"coupled\"\n") +
+  // row-split one-pass rebuild calls it once per row; over-relaxation's trial points would call it
+  // more often).
+  const fs::path file = model(file_model("", "test-jump", "rank = 1\noverrelax = false\n[solver.admm]\nxt_step = \"coupled\"\n") +
                               "[loss.test-jump]\nafter = 4\njump = 100.0\n");
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
   EXPECT_EQ(r.code, 3) << r.err;

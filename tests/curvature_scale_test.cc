@@ -50,6 +50,7 @@ SolverOptions options(SplitMode split, double tau) {
   o.admm.split = split;
   o.admm.min_tolerance = 1e-12;
   o.curvature_scale = tau;
+  o.overrelax = false;  // tau's effect alone (the over-relaxation test below turns it on)
   o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
   return o;
 }
@@ -241,6 +242,42 @@ TEST(CurvatureScale, ValidationNamesTheFieldAndTheRule) {
   o.max_mm_iterations = 2;
   Matrix X = p.X0;
   EXPECT_NO_THROW(solve(p.model, *loss, kWeights, o, X));
+}
+
+
+// Over-relaxed steps (SolverOptions::overrelax, docs/method.md section 7.5) on the exact surrogate:
+// F descends at every step as MM's does, the run ends at the same minimum, and it gets within 1e-7
+// of it in fewer MM steps (1039 against 1352 here) because MM's slow linear tail takes steps that
+// point the same way. Without the mechanism the two runs are the same and the ratio is 1.
+TEST(CurvatureScale, OverrelaxedStepsReachTheMinimumInFewerMmSteps) {
+  const Problem p = make_problem();
+  auto loss = load_loss("l1");
+  std::vector<Summary> runs;
+  for (bool overrelax : {false, true}) {
+    Matrix X = p.X0;
+    SolverOptions o = options(SplitMode::kCoupled, 1.0);
+    o.overrelax = overrelax;
+    o.relative_tolerance = 1e-9;
+    o.max_mm_iterations = 3000;
+    runs.push_back(solve(p.model, *loss, kWeights, o, X));
+    const Summary& s = runs.back();
+    ASSERT_EQ(s.status, SolverStatus::kConverged) << "overrelax " << overrelax << ": " << s.message;
+    EXPECT_EQ(s.monotonicity_violations, 0);
+    for (std::size_t k = 1; k < s.trace.size(); ++k)
+      ASSERT_LE(s.trace[k].objective, s.trace[k - 1].objective + s.trace[k].tolerance) << "step " << k + 1;
+  }
+  EXPECT_EQ(runs[0].overrelaxed_steps, 0);
+  EXPECT_GT(runs[1].overrelaxed_steps, 0);
+  // The minimum: the lower of the two ends (each within 3e-7 of the other).
+  const double f_min = std::min(runs[0].final_objective, runs[1].final_objective);
+  EXPECT_NEAR(runs[0].final_objective, runs[1].final_objective, 3e-7 * f_min);
+  EXPECT_LE(runs[1].final_objective, runs[0].final_objective);
+  auto steps_to = [&](const Summary& s) {
+    for (const TraceRow& row : s.trace)
+      if (row.objective <= f_min * (1.0 + 3e-7)) return row.mm_iteration;
+    return s.mm_iterations + 1;
+  };
+  EXPECT_LT(steps_to(runs[1]), 0.85 * steps_to(runs[0])) << steps_to(runs[1]) << " against " << steps_to(runs[0]);
 }
 
 }  // namespace

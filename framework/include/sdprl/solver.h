@@ -104,6 +104,11 @@ struct SolverOptions {
   // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
   // the rank-5 quickstart it takes 202 MM steps instead of 169 (docs/performance.md).
   double curvature_scale = 1.0;
+  // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
+  // step X_k -> X_k + Xt, F is tried at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 and the lowest
+  // value kept while F keeps falling (Summary::overrelaxed_steps). MM's fixed points are those
+  // of the plain MM map, and F still descends at every step.
+  bool overrelax = true;
   double time_limit = 0.0;           // seconds; 0 = none
   InitKind init = InitKind::kSpectral;
   double init_scale = 1.0;           // standard deviation of the Gaussian start
@@ -203,6 +208,7 @@ struct Summary {
   long cg_iterations = 0;               // CG iterations of the coupled Xt-step (0 for the direct one)
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (docs/method.md check 3); see solve()
   int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
+  int overrelaxed_steps = 0;        // MM steps lengthened by SolverOptions::overrelax
   double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)
   // How far the result X is from a fixed point of MM on the exact surrogate H of Prop. 2 (so from
   // a stationary point of F): an upper bound on (F(X) - min H) / (size of F's parts), from the

@@ -169,6 +169,11 @@ std::vector<SolverOption> make_table() {
                           "with init = \"file\": X_0 as a MatrixMarket array (n x r), relative to the model file"));
   t.push_back(number_option("init_scale", SDPRL_MEMBER(init_scale), NumberRule::positive(),
                             "standard deviation of the Gaussian start"));
+  t.push_back(boolean_option(
+      "overrelax", SDPRL_MEMBER(overrelax),
+      "on the exact surrogate (admm.xt_step = \"auto\" once it has switched, or \"coupled\"), lengthen each accepted "
+      "MM step X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
+      "(summary.json: overrelaxed_steps; docs/method.md section 7.5). No effect under a constraint"));
   t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
                              "first solve the convex l1 problem from the start above, then start the chosen "
                              "loss from its solution"));

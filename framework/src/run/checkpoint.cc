@@ -25,8 +25,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Xt, preconditioner iterate and age. Bump the version with any change of the fields below: an old
 // checkpoint is then refused by name instead of misread. Version 6: the summary's stationarity and
 // finishing step after its solve time, and the state's tight flag after its curvature scale.
-// Version 7: the summary's rank staircase (rank_raises) after its metrics.
-constexpr std::uint32_t kVersion = 7;
+// Version 7: the summary's rank staircase (rank_raises) after its metrics. Version 8: the summary's
+// over-relaxed steps after its finishing step.
+constexpr std::uint32_t kVersion = 8;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -211,7 +212,7 @@ void summary_fields(Io& io, S& s) {
   io.enumeration(s.solver, SolverType::kLbfgs, "an unknown solver type");
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
             s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
-            s.stationarity, s.finishing_step);
+            s.stationarity, s.finishing_step, s.overrelaxed_steps);
   io.sequence(s.trace, "trace rows", [&](auto& t) {
     io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
   });
