@@ -22,15 +22,22 @@ bool linear_loss(const Loss& loss) {
   return true;
 }
 
+double regularizer_value(const Model& model, const RegularizationWeights& weights, const Matrix& X) {
+  double f = 0.5 * weights.lambda * X.squaredNorm();
+  if (model.quadratic && weights.gamma != 0.0) {
+    Matrix AX;
+    model.quadratic->apply(X, AX);
+    f += 0.5 * weights.gamma * AX.cwiseProduct(X).sum();
+  }
+  return f;
+}
+
 namespace {
 
-// lambda_min(A) through the eigensolver; NaN when it does not converge.
-double smallest_eigenvalue(const linalg::SymmetricOperator& S, Index n) {
-  Eigen::VectorXd values;
-  Eigen::MatrixXd vectors;
-  if (!linalg::extreme_eigenpairs(S, n, 1, linalg::Extreme::kSmallest, values, vectors))
-    return std::numeric_limits<double>::quiet_NaN();
-  return values[0];
+// The k smallest eigenpairs of S (k <= n); false when the eigensolver does not converge.
+bool smallest_eigenpairs(const linalg::SymmetricOperator& S, Index n, Index k, Eigen::VectorXd& values,
+                         Eigen::MatrixXd& vectors) {
+  return linalg::extreme_eigenpairs(S, n, std::clamp<Index>(k, 1, n), linalg::Extreme::kSmallest, values, vectors);
 }
 
 }  // namespace
@@ -60,13 +67,7 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   }
 
   const bool has_a = model.quadratic && weights.gamma != 0.0;
-  double quadratic = 0.0;
-  if (has_a) {
-    Matrix AX;
-    model.quadratic->apply(X, AX);
-    quadratic = 0.5 * weights.gamma * AX.cwiseProduct(X).sum();
-  }
-  c.value = w.cwiseProduct(r.cwiseAbs()).sum() + quadratic + 0.5 * weights.lambda * X.squaredNorm();
+  c.value = w.cwiseProduct(r.cwiseAbs()).sum() + regularizer_value(model, weights, X);
 
   const linalg::SymmetricOperator S = [&](const Matrix& v, Matrix& out) {
     terms.apply_adjoint_sym(y, v, out);
@@ -77,25 +78,20 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
     }
     out += 0.5 * weights.lambda * v;
   };
-  if (descent) {
-    Eigen::VectorXd values;
-    Eigen::MatrixXd vectors;
-    const Index k = std::clamp<Index>(directions, 1, n);
-    c.lambda_min = linalg::extreme_eigenpairs(S, n, k, linalg::Extreme::kSmallest, values, vectors)
-                       ? values[0]
-                       : std::numeric_limits<double>::quiet_NaN();
-    if (!std::isnan(c.lambda_min)) {
-      Index negative = 0;
-      while (negative < values.size() && values[negative] < 0.0) ++negative;
-      descent->values = values.head(negative);
-      descent->vectors = vectors.leftCols(negative);
-    }
-  } else {
-    c.lambda_min = smallest_eigenvalue(S, n);
-  }
-  if (std::isnan(c.lambda_min)) {
+  Eigen::VectorXd eigenvalues;
+  Eigen::MatrixXd eigenvectors;
+  if (!smallest_eigenpairs(S, n, descent ? directions : 1, eigenvalues, eigenvectors)) {
     c.note = "the eigensolver did not converge on S(y)";
     return c;
+  }
+  c.lambda_min = eigenvalues[0];
+  if (descent) {
+    Index negative = 0;
+    while (negative < eigenvalues.size() && eigenvalues[negative] < 0.0) ++negative;
+    descent->values = eigenvalues.head(negative);
+    descent->vectors = eigenvectors.leftCols(negative);
+    descent->residuals = r;
+    descent->weights = std::move(w);
   }
   c.computed = true;
   c.lower_bound = -y.dot(terms.targets());
@@ -106,9 +102,9 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
       kappa = -std::numeric_limits<double>::infinity();
     } else if (has_a) {
       const Regularizer& a = *model.quadratic;
-      const double a_min =
-          smallest_eigenvalue([&a](const Matrix& v, Matrix& out) { a.apply(v, out); }, a.dimension());
-      kappa += std::isnan(a_min) ? -std::numeric_limits<double>::infinity() : weights.gamma * std::min(0.0, a_min);
+      const bool converged = smallest_eigenpairs([&a](const Matrix& v, Matrix& out) { a.apply(v, out); },
+                                                 a.dimension(), 1, eigenvalues, eigenvectors);
+      kappa += converged ? weights.gamma * std::min(0.0, eigenvalues[0]) : -std::numeric_limits<double>::infinity();
     }
     if (kappa > 0.0 && c.value >= 0.0) {
       c.trace_bound = 2.0 * c.value / kappa;

@@ -33,7 +33,13 @@ bool linear_loss(const Loss& loss);
 struct Descent {
   Eigen::VectorXd values;
   Eigen::MatrixXd vectors;
+  Vector residuals;  // r_tau = <Q_tau, X X^T> - t_tau at the certified X
+  Vector weights;    // w_tau = phi'(|r_tau|) there
 };
+
+// F's parts outside the loss terms, (gamma/2) <X, A X> + (lambda/2) ||X||^2 (also for one column
+// v in place of X: the c of a new column's step).
+double regularizer_value(const Model& model, const RegularizationWeights& weights, const Matrix& X);
 
 // multipliers: y_tau / w_tau in [-1, 1] per term (length m), or empty when the run has none on
 // the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice. With `descent`,

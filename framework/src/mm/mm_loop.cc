@@ -383,12 +383,7 @@ class MmLoop {
         descent.values.size() == 0)
       return false;
 
-    Vector values, w, phi;
-    terms.evaluate(X_, values);
-    Vector residual = values - terms.targets();
-    loss_.evaluate(residual.cwiseAbs(), phi, w);
     const RegularizationWeights& rw = surrogate_->weights_used();
-    const bool has_a = model_.quadratic && rw.gamma != 0.0;
     // One step for all the directions together, Z + s sum_j a_j v_j v_j^T with
     // a_j = lambda_j / lambda_1, so that the steepest direction leads. One at a time, most of them
     // were blocked by the terms with zero residual (s = 0 for 4 of 7 on tests/sdpa_global_test's
@@ -397,20 +392,15 @@ class MmLoop {
     const Vector a = descent.values / descent.values[0];
     Vector q = Vector::Zero(terms.size()), qj;
     double c_lin = 0.0;
-    Matrix v, Av;
+    Matrix v;
     for (Index j = 0; j < p; ++j) {
       v = descent.vectors.col(j);
       terms.evaluate(v, qj);  // <v, Q_tau v> = <Q_tau, v v^T>
       q += a[j] * qj;
-      double cj = 0.5 * rw.lambda * v.squaredNorm();
-      if (has_a) {
-        model_.quadratic->apply(v, Av);
-        cj += 0.5 * rw.gamma * Av.cwiseProduct(v).sum();
-      }
-      c_lin += a[j] * cj;
+      c_lin += a[j] * regularizer_value(model_, rw, v);
     }
     double fall = 0.0;
-    const double step_s = best_column_step(residual, w, q, c_lin, &fall);
+    const double step_s = best_column_step(descent.residuals, descent.weights, q, c_lin, &fall);
     // A fall within the stationarity tolerance is noise in y, not a missing rank.
     if (!(step_s > 0.0) || !(fall > options_.stationarity_tolerance * surrogate_->objective_magnitude())) return false;
     Matrix raised(n, r + p);

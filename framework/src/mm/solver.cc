@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "mm/certificate.h"
 #include "mm/loop_support.h"
 #include "mm/mm_loop.h"
 #include "mm/solve_paths.h"
@@ -110,13 +111,7 @@ double objective(const Model& model, const Loss& loss, const RegularizationWeigh
   Vector values, phi, dphi;
   model.terms->evaluate(X, values);
   loss.evaluate((values - model.terms->targets()).cwiseAbs(), phi, dphi);
-  double f = phi.sum() + 0.5 * weights.lambda * X.squaredNorm();
-  if (model.quadratic && weights.gamma != 0.0) {
-    Matrix AX;
-    model.quadratic->apply(X, AX);
-    f += 0.5 * weights.gamma * AX.cwiseProduct(X).sum();
-  }
-  return f;
+  return phi.sum() + mm::regularizer_value(model, weights, X);
 }
 
 int set_threads(int threads) {
