@@ -307,11 +307,13 @@ class MmLoop {
     const Matrix step = X_ - X_next_;
     Matrix best, trial;
     double f_best = row.objective;
+    bool at_best = false;  // the surrogate was last rebuilt at `best`
     for (double s = 1.0; s <= 64.0; s *= 2.0) {
       trial = X_ + s * step;
       surrogate_->update(trial);
       const double f = surrogate_->center_objective();
-      if (!(f < f_best) || !trial.allFinite()) break;  // a NaN stops the search too
+      at_best = f < f_best && trial.allFinite();  // a NaN stops the search too
+      if (!at_best) break;
       f_best = f;
       best.swap(trial);
     }
@@ -321,7 +323,7 @@ class MmLoop {
       return;
     }
     X_.swap(best);
-    if (surrogate_->center_objective() != f_best) surrogate_->update(X_);
+    if (!at_best) surrogate_->update(X_);
     ++summary_.overrelaxed_steps;
     row.objective = f_best;
     row.relative_change = std::abs(f_before - f_best) / std::max(std::abs(f_before), 1e-300);
