@@ -259,7 +259,15 @@ TEST(CurvatureScale, OverrelaxedStepsReachTheMinimumInFewerMmSteps) {
     o.overrelax = overrelax;
     o.relative_tolerance = 1e-9;
     o.max_mm_iterations = 3000;
-    runs.push_back(solve(p.model, *loss, kWeights, o, X));
+    // The callback sees the point kept and its F (not the plain step's).
+    int mismatches = 0;
+    const IterationCallback check = [&](const TraceRow& row, const Matrix& Xk) {
+      const double f = objective(p.model, *loss, kWeights, Xk);
+      if (std::abs(row.objective - f) > 1e-10 * std::abs(f)) ++mismatches;
+      return true;
+    };
+    runs.push_back(solve(p.model, *loss, kWeights, o, X, check));
+    EXPECT_EQ(mismatches, 0) << "overrelax " << overrelax;
     const Summary& s = runs.back();
     ASSERT_EQ(s.status, SolverStatus::kConverged) << "overrelax " << overrelax << ": " << s.message;
     EXPECT_EQ(s.monotonicity_violations, 0);

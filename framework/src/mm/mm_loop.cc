@@ -258,15 +258,14 @@ class MmLoop {
     log_.step(summary_, taken);
 
     // The callback sees every MM iterate, the last one included.
-    if (callback_ && !callback_(row, X_)) {
+    if (callback_ && !callback_(taken, X_)) {
       summary_.status = SolverStatus::kInterrupted;
       summary_.message = "stopped by the caller";
       return true;
     }
     // An over-relaxed step's progress counts: small steps are judged on the step taken.
-    const bool small_taken = taken.relative_change < options_.relative_tolerance;
-    loop_.small_steps = small_taken ? loop_.small_steps + 1 : 0;
-    if (small_taken == small ? settled : loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
+    loop_.small_steps = taken.relative_change < options_.relative_tolerance ? loop_.small_steps + 1 : 0;
+    if (loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
       if (!auto_split) {
         summary_.status = SolverStatus::kConverged;
         return true;
