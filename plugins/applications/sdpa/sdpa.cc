@@ -20,12 +20,16 @@
 //    row-split one can stop short of the optimum once the l1 fit makes residuals exactly zero
 //    (tests/sdpa_global_test.cc measures both Xt-steps against SDPA).
 //
-// Blocks: one SDP block plus any number of diagonal (LP) blocks; X has one row per SDP row and
-// one per LP variable, in the file's block order. An LP variable y_j is the diagonal entry
-// Z_jj = ||x_j||^2 >= 0. Entries of Z between different blocks appear in no term and not in A, so
-// they are free; that is valid since every principal submatrix of a PSD Z is PSD (so the blocks of
-// any feasible Z are feasible for SDPA), and every block-diagonal Y is a PSD Z. Two or more SDP
-// blocks are refused (the same argument would hold, but is not tested).
+// Blocks: any number of SDP blocks and diagonal (LP) blocks, stacked into one X with one row per
+// SDP row and one per LP variable, in the file's block order, all with the same r columns. Block
+// b's Y_b is the diagonal block Z_bb = X_b X_b^T of Z = X X^T (X_b: block b's rows), and an LP
+// variable y_j is the diagonal entry Z_jj = ||x_j||^2 >= 0. Entries of Z between different blocks
+// appear in no term and not in A (every F_i is block-diagonal), so they are free. This is SDPA's
+// problem exactly: every principal submatrix of a PSD Z is PSD, so Z's blocks are feasible for
+// SDPA; conversely any block-diagonal Y is a PSD Z with the same objective and constraints. Each
+// block's rank is at most r, and Barvinok-Pataki bounds the sum of r_b (r_b + 1) / 2 over the
+// blocks of some optimal Y by m, so the r below loses nothing for any block either. The MM step
+// keeps a block-separated X separated (each F_i maps block b's rows to block b's rows).
 //
 // [model] keys:
 //   file = FILE    the .dat-s file (required; .gz/.bz2 read directly), relative to the model file
@@ -47,7 +51,7 @@ namespace sdprl::sdpa {
 
 // What `sdprl plugins` says of this application.
 constexpr char kDescription[] =
-    "any SDP in SDPA sparse format (.dat-s): one SDP block plus LP blocks";
+    "any SDP in SDPA sparse format (.dat-s): SDP and LP (diagonal) blocks";
 
 namespace {
 
@@ -81,28 +85,20 @@ class Sdpa final : public Application {
     const auto file = table.file("file");
     if (!file) table.fail("file", "missing required key 'file' (an SDPA sparse file, .dat-s)");
     const io::SdpaProblem p = io::read_sdpa(*file);
-    const std::string where_blocks = format_location(file->string(), p.blocks_line);
 
-    // Row offset of each block in X; at most one SDP block.
+    // Row offset of each block in X.
     std::vector<Index> offset(p.blocks.size());
-    Index n = 0, sdp_rows = 0, lp_rows = 0;
-    std::vector<std::size_t> sdp_blocks;
+    Index n = 0, sdp_rows = 0, lp_rows = 0, sdp_blocks = 0;
     for (std::size_t b = 0; b < p.blocks.size(); ++b) {
       offset[b] = n;
       n += std::abs(p.blocks[b]);
       if (p.blocks[b] > 0) {
-        sdp_blocks.push_back(b);
+        ++sdp_blocks;
         sdp_rows += p.blocks[b];
       } else {
         lp_rows -= p.blocks[b];
       }
     }
-    if (sdp_blocks.size() > 1)
-      throw Error(where_blocks, "blocks " + std::to_string(sdp_blocks[0] + 1) + " and " +
-                                    std::to_string(sdp_blocks[1] + 1) +
-                                    " are both SDP blocks; the sdpa application supports one SDP block plus "
-                                    "diagonal (LP, negative size) blocks");
-
     std::vector<std::vector<SparseMatrixTerms::Entry>> F(static_cast<std::size_t>(p.m));
     std::vector<Eigen::Triplet<double>> minus_f0;
     for (const io::SdpaEntry& e : p.entries) {
@@ -141,6 +137,7 @@ class Sdpa final : public Application {
     model.evaluator = std::make_shared<SdpaEvaluator>(model.terms, model.quadratic);
     model.facts = {{"n", static_cast<double>(n)},
                    {"m", static_cast<double>(p.m)},
+                   {"sdp_blocks", static_cast<double>(sdp_blocks)},
                    {"sdp_rows", static_cast<double>(sdp_rows)},
                    {"lp_rows", static_cast<double>(lp_rows)},
                    {"constraint_nonzeros", static_cast<double>(nonzeros)},
