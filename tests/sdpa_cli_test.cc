@@ -75,8 +75,10 @@ TEST(SdpaCli, ShippedExampleReachesItsOptimum) {
               value_of(r.out, "sdp_objective"), kOptimum, value_of(r.out, "max_violation"));
   EXPECT_NEAR(value_of(r.out, "sdp_objective"), kOptimum, 1e-4 * kOptimum);
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-4);
-  // The l1 objective is -(gamma/2) tr(F_0 Z) + sum |violations|, gamma = 0.5 in the model file.
-  EXPECT_NEAR(value_of(r.out, "objective"), -0.25 * kOptimum, 1e-4);
+  // The l1 objective is -(gamma/2) tr(F_0 Z) + sum |violations| at the last penalty: the file sets
+  // no gamma, and the run lowers it from 2 to 0.02 (2 unbounded, 0.2 violated by 0.5).
+  EXPECT_NEAR(value_of(r.out, "objective"), -0.01 * kOptimum, 1e-5);
+  EXPECT_NE(slurp(dir.path() / "res" / "summary.json").find("\"gamma\": 0.02"), std::string::npos);
 }
 
 // Unbounded models end with status unbounded and exit 3, the message naming gamma (docs/method.md
@@ -93,7 +95,11 @@ TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("status = unbounded"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the objective is unbounded below"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gamma = 2 is too large"), std::string::npos) << r.err;
+  // No penalty bounds it (no constraint sees Y22): every gamma from 2 down to 2e-4 is tried.
+  EXPECT_NE(r.err.find("F was unbounded at every penalty tried (gamma = 2 down to 0.0002), so the problem itself "
+                       "is likely unbounded"),
+            std::string::npos)
+      << r.err;
   // The shipped example with gamma = 20: the l1 penalty is exact only for multipliers below
   // 2 / gamma = 0.1 (its largest is 3.15), so F falls along the iterates themselves.
   r = sdprl({"run", kExample.string(), "--quiet", "--set", "regularizer.gamma=20", "--out",
@@ -170,6 +176,34 @@ TEST(SdpaCli, TwoSdpBlocksReachTheHandSolvedOptimum) {
   }
 }
 
+// The penalty path (runner.cc, solve_penalty_path): at the default gamma = 2 the l1 penalty of the
+// two-block problem is not exact (|x| = 2 > 2 / gamma), and the run ends with a violation of 0.62;
+// the run lowers gamma to 0.2 from there and reaches the optimum. With gamma = 2 set by hand the
+// same violation ends with status infeasible and exit 1, naming gamma.
+TEST(SdpaCli, PenaltyIsLoweredUntilTheResultIsFeasible) {
+  TempDir dir;
+  std::ofstream(dir.path() / "two.dat-s") << kTwoBlocks;
+  std::ofstream(dir.path() / "two.toml") << "[model]\ntype = \"sdpa\"\nfile = \"two.dat-s\"\n";
+  Result r = sdprl({"run", (dir.path() / "two.toml").string(), "--quiet", "--out", (dir.path() / "auto").string()},
+                   dir.path());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NEAR(value_of(r.out, "sdp_objective"), -6.0, 1e-5);
+  EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
+  const std::string summary = slurp(dir.path() / "auto" / "summary.json");
+  EXPECT_NE(summary.find("\"gamma\": 0.2"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"penalty_path\""), std::string::npos) << summary;
+
+  r = sdprl({"run", (dir.path() / "two.toml").string(), "--quiet", "--out", (dir.path() / "pinned").string(), "--set",
+             "regularizer.gamma=2"},
+            dir.path());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("status = infeasible"), std::string::npos) << r.out;
+  EXPECT_GT(value_of(r.out, "max_violation"), 0.1);
+  EXPECT_NE(r.err.find("sdprl: not feasible: the result violates the model's constraints by"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("at gamma = 2 (set by [regularizer])"), std::string::npos) << r.err;
+}
+
 // truss1: seven SDP blocks (six 2 x 2, one 1 x 1). With an exact penalty (gamma = 0.2) and the
 // exact finish it reaches SDPLIB's optimum -8.999996 (measured -9.00002, max violation 3.9e-7, 89
 // MM steps); row-split alone "converges" at -0.05 with a violation of 1.9.
@@ -186,14 +220,14 @@ TEST(SdpaCli, SdplibTrussWithSevenBlocksReachesItsOptimum) {
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
 }
 
-// At the default gamma = 2 the l1 penalty of max-cut, theta and qap is not exact (their SDPA
+// At gamma = 2, set by hand, the l1 penalty of max-cut, theta and qap is not exact (their SDPA
 // multipliers exceed 2 / gamma = 1): each run proves F unbounded below within a few MM steps and
 // ends with exit 3 and the cause, instead of a diverged point (mcp124-1 once ended after 2000 steps
 // at F = -1.1e6 with exit 0).
 TEST(SdpaCli, SdplibProblemsWhosePenaltyIsNotExactEndUnbounded) {
   TempDir dir;
   for (const std::string problem : {"mcp124-1", "theta1", "qap5"}) {
-    const Result r = run_sdplib(dir, problem);
+    const Result r = run_sdplib(dir, problem, {"regularizer.gamma=2"});
     EXPECT_EQ(r.code, 3) << problem << ": " << r.out << r.err;
     EXPECT_NE(r.out.find("status = unbounded"), std::string::npos) << problem << ": " << r.out;
     EXPECT_LE(value_of(r.out, "mm_iterations"), 100.0) << problem;
@@ -248,12 +282,14 @@ TEST(SdpaCli, ExportRefusesAGridAndAConstrainedModel) {
   EXPECT_NE(missing.err.find("expected MODEL.toml -o FILE.dat-s"), std::string::npos) << missing.err;
 }
 
-// export-sdpa of the example: Z (5 x 5, the SDP and LP rows together) and 2 m = 8 slacks; SDPA's
-// optimum of it is minus the l1 optimum that `sdprl run` reaches.
+// export-sdpa of the example at gamma = 0.5 (an exact penalty: its largest multiplier is 3.15):
+// Z (5 x 5, the SDP and LP rows together) and 2 m = 8 slacks; SDPA's optimum of it is minus the l1
+// optimum, -(gamma / 2) tr(F_0 Z*).
 TEST(SdpaCli, ExportOfTheExampleHasTheRunsOptimum) {
   TempDir dir;
   const fs::path out = dir.path() / "example_l1.dat-s";
-  const Result r = sdprl({"export-sdpa", kExample.string(), "-o", out.string()}, dir.path());
+  const Result r =
+      sdprl({"export-sdpa", kExample.string(), "-o", out.string(), "--set", "regularizer.gamma=0.5"}, dir.path());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(value_of(r.out, "n"), 5.0);
   EXPECT_EQ(value_of(r.out, "m"), 4.0);

@@ -183,6 +183,11 @@ int run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "sdprl: not converged: %s\n", not_converged_reason(r).c_str());
     return 1;
   }
+  if (status == sdprl::SolverStatus::kInfeasible) {
+    std::fprintf(stderr, "sdprl: not feasible: %s; summary.json (penalty_path), trace.csv and the result are in %s\n",
+                 r.summary.message.c_str(), r.output_directory.string().c_str());
+    return 1;
+  }
   if (r.summary.usable()) return 0;
   if (status == sdprl::SolverStatus::kUnbounded) {
     std::fprintf(stderr, "sdprl: error: solver: %s; summary.json, trace.csv and the iterate that shows it are in %s\n",

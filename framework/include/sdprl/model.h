@@ -64,6 +64,12 @@ struct Model {
   // The application's own starting factor for a rank (solver.init = "model"), e.g. the top-r
   // principal directions for sparse PCA; empty when it has none.
   std::function<void(Index rank, Matrix& X)> start;
+  // For a model whose terms are constraints its problem must meet (the sdpa application's
+  // tr(F_i Z) = c_i): how far a factor X is from meeting them, relative to their scale (e.g.
+  // max_i |<X, Q_i X> - t_i| / max(1, |t_i|)). gamma is then a penalty weight, and `sdprl run`
+  // lowers it while the result is unbounded or violates the constraints by more than
+  // solver.feasibility_tolerance (docs/method.md section 9). Empty: the terms are a loss to fit.
+  std::function<double(const Matrix& X)> infeasibility;
 };
 
 }  // namespace sdprl

@@ -54,10 +54,22 @@ class SDPRL_API OutputLock {
   int fd_ = -1;
 };
 
+// One solve of a model whose terms are constraints (Model::infeasibility) at one penalty gamma.
+struct PenaltyStep {
+  double gamma = 0.0;
+  SolverStatus status = SolverStatus::kNumericalError;
+  int mm_iterations = 0;
+  double infeasibility = 0.0;  // Model::infeasibility of the result (NaN when it has none)
+  double time = 0.0;           // seconds
+};
+
 struct LambdaTrial {
   double lambda = 0.0;
   double validation_error = 0.0;
   Summary summary;
+  // Models with Model::infeasibility: the penalties tried, in order; the last one is `summary`'s.
+  // `summary`'s times include the earlier solves'.
+  std::vector<PenaltyStep> penalty_path;
 };
 
 struct RunResult {

@@ -139,6 +139,12 @@ std::vector<SolverOption> make_table() {
       "xt_step = \"auto\": on the exact surrogate the run ends only when the ADMM's dual also proves that "
       "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
       "(summary.json: stationarity); 0 = small steps alone"));
+  t.push_back(number_option(
+      "feasibility_tolerance", SDPRL_MEMBER(feasibility_tolerance), NumberRule::non_negative(),
+      "models whose terms are constraints (sdpa): the largest relative violation a result may have. Above "
+      "it, or when F is unbounded, the run lowers gamma tenfold and solves again from that result, up to "
+      "four times, unless [regularizer] sets gamma (summary.json: penalty_path); a result still above it "
+      "ends with status infeasible (exit 1)"));
   t.push_back(integer_option("consecutive", SDPRL_MEMBER(consecutive), NumberRule::closed(1, 1e6),
                              "... on this many consecutive MM steps ..."));
   t.push_back(integer_option("min_mm_iterations", SDPRL_MEMBER(min_mm_iterations), NumberRule::closed(0, 1e9),
@@ -216,7 +222,8 @@ std::vector<SolverOption> make_table() {
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
               "residual"),
        choice("coupled", SplitMode::kCoupled, "the exact surrogate of every step, solved by CG")},
-      "the Xt-step of the ADMM"));
+      "the Xt-step of the ADMM; models whose terms are constraints (sdpa) default to \"auto\", since a "
+      "row-split stall there is a wrong answer, not a slightly worse fit"));
   t.push_back(number_option("admm.cg_tolerance", SDPRL_MEMBER(admm.cg_tolerance), NumberRule::open(0, 1),
                             "coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||; "
                             "it starts from the previous MM step's Xt"));

@@ -50,7 +50,8 @@ constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "conve
                                                {SolverStatus::kTimeLimit, "time_limit"},
                                                {SolverStatus::kNumericalError, "numerical_error"},
                                                {SolverStatus::kInterrupted, "interrupted"},
-                                               {SolverStatus::kUnbounded, "unbounded"}};
+                                               {SolverStatus::kUnbounded, "unbounded"},
+                                               {SolverStatus::kInfeasible, "infeasible"}};
 
 template <class E, std::size_t N>
 const char* name_of(const Name<E> (&names)[N], E value) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <iomanip>
 #include <limits>
@@ -66,6 +67,76 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
   if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
   const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
   return {std::move(lambdas), gamma};
+}
+
+// Models whose terms are constraints (Model::infeasibility; docs/method.md section 9). With the
+// l1 loss, F = sum_i |tr(Q_i Z) - t_i| + (gamma/2) <X, A X> is an exact penalty of the constrained
+// problem only when 2 / gamma bounds its multipliers; above that F is unbounded below or its
+// minimiser violates the constraints. So while the result `X` of the solve at `weights.gamma`
+// (`trial.summary`) is unbounded or violates them by more than options.feasibility_tolerance,
+// gamma falls tenfold and the model is solved again: from X when it is a result (the constraints
+// it meets are kept), else from the start. At most kPenaltyReductions times, and never when the
+// user set gamma (`adapt` false). A result still infeasible ends with status kInfeasible.
+constexpr int kPenaltyReductions = 4;
+
+void solve_penalty_path(const Model& model, const SolverOptions& options, bool adapt,
+                        const Matrix& given_start, RegularizationWeights& weights, Matrix& X, LambdaTrial& trial,
+                        const std::function<Summary(const RegularizationWeights&, const SolverOptions&, Matrix&)>&
+                            solve_at) {
+  const double tol = options.feasibility_tolerance;
+  double earlier_time = 0.0;
+  auto record = [&] {
+    const Summary& s = trial.summary;
+    const double infeasibility = s.usable() ? model.infeasibility(X) : std::nan("");
+    trial.penalty_path.push_back({weights.gamma, s.status, s.mm_iterations, infeasibility, s.init_time + s.solve_time});
+    return infeasibility;
+  };
+  double infeasibility = record();
+  for (int reduction = 0; adapt && reduction < kPenaltyReductions; ++reduction) {
+    const SolverStatus status = trial.summary.status;
+    if (status == SolverStatus::kInterrupted || status == SolverStatus::kNumericalError ||
+        status == SolverStatus::kTimeLimit)
+      break;
+    if (trial.summary.usable() && infeasibility <= tol) break;
+    const double spent = earlier_time + trial.summary.init_time + trial.summary.solve_time;
+    SolverOptions o = options;
+    if (options.time_limit > 0.0) {  // solver.time_limit bounds the whole path
+      o.time_limit = options.time_limit - spent;
+      if (!(o.time_limit > 0.0)) break;
+    }
+    earlier_time = spent;
+    weights.gamma /= 10.0;
+    Matrix next = given_start;
+    if (trial.summary.usable() && starting_factor_problem(model, X).empty()) {
+      o.init = InitKind::kGiven;
+      next = X;
+    }
+    trial.summary = solve_at(weights, o, next);
+    X = std::move(next);
+    infeasibility = record();
+  }
+  trial.summary.solve_time += earlier_time;
+  if (trial.summary.status == SolverStatus::kUnbounded && trial.penalty_path.size() > 1) {
+    // Along a ray that no constraint sees, F falls at every gamma > 0: the problem itself has no
+    // lower bound (an SDPA problem whose dual is infeasible), not the penalty.
+    std::ostringstream why;
+    why << "; F was unbounded at every penalty tried (gamma = " << trial.penalty_path.front().gamma << " down to "
+        << weights.gamma << "), so the problem itself is likely unbounded (SDPA: dual infeasible)";
+    trial.summary.message += why.str();
+  }
+  if (!trial.summary.usable() || trial.summary.status == SolverStatus::kInterrupted || infeasibility <= tol) return;
+  std::ostringstream why;
+  why.precision(3);
+  why << "the result violates the model's constraints by " << infeasibility
+      << " (relative), more than feasibility_tolerance = " << tol << ", at gamma = " << weights.gamma;
+  if (adapt)
+    why << " after " << trial.penalty_path.size() << " penalties (each a tenth of the last): the run stopped before "
+        << "the constraints were met, or the problem is infeasible";
+  else
+    why << " (set by [regularizer]): the l1 penalty is exact only when 2 / gamma bounds the constraints' "
+           "multipliers; lower gamma, or leave it out and the run lowers it itself";
+  trial.summary.status = SolverStatus::kInfeasible;
+  trial.summary.message = why.str();
 }
 
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
@@ -139,6 +210,16 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
     nlohmann::json tm = nlohmann::json::object();
     for (const Metric& m : t.summary.metrics) tm[m.name] = number(m.value);
     g["metrics"] = tm;
+    if (!t.penalty_path.empty()) {
+      nlohmann::json path = nlohmann::json::array();
+      for (const PenaltyStep& step : t.penalty_path)
+        path.push_back({{"gamma", number(step.gamma)},
+                        {"status", to_string(step.status)},
+                        {"mm_iterations", step.mm_iterations},
+                        {"infeasibility", number(step.infeasibility)},
+                        {"time", step.time}});
+      g["penalty_path"] = path;
+    }
     grid.push_back(g);
   }
   j["lambda_grid"] = grid;
@@ -209,7 +290,7 @@ RunResult run_model(const RunRequest& request) {
   RunResult result;
   result.application = setup.application;
   Matrix given_start;
-  const SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
+  SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
   result.options = base_options;
   // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
   // file can hold several losses' parameters and `--set loss.type=...` switches between them.
@@ -251,6 +332,11 @@ RunResult run_model(const RunRequest& request) {
 
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);
+  // A penalty model (Model::infeasibility) chooses gamma itself unless the file or --set gives one.
+  const bool gamma_pinned = config.table("regularizer").contains("gamma");
+  if (model.infeasibility && !config.table("solver").table("admm").contains("xt_step"))
+    base_options.admm.split = SplitMode::kAuto;  // options table, admm.xt_step
+  result.options = base_options;
   const ConfigTable output = config.table("output");
   // Read even when the request names the directory (as --resume does), so that a run started with
   // --set output.directory=... resumes instead of failing on an "unknown key".
@@ -349,6 +435,8 @@ RunResult run_model(const RunRequest& request) {
     RegularizationWeights weights{lambda, gamma};
     Matrix X = given_start;
     const SolverState* start = resumed && resumed->has_state && i == first ? &resumed->state : nullptr;
+    // A resumed penalty model continues at the penalty its state was solved with.
+    if (start && model.infeasibility) weights.gamma = start->summary.weights.gamma;
     IterationCallback after_step;
     if (req.after_mm_step) after_step = [&req](const TraceRow& row, const Matrix&) {
       req.after_mm_step(row);
@@ -356,6 +444,11 @@ RunResult run_model(const RunRequest& request) {
     };
     try {
       trial.summary = solve(model, *loss, weights, options, X, after_step, start, checkpoint);
+      if (model.infeasibility)
+        solve_penalty_path(model, options, !gamma_pinned, given_start, weights, X, trial,
+                           [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
+                             return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
+                           });
     } catch (const std::bad_alloc&) {
       // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
       // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms

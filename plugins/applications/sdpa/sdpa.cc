@@ -5,7 +5,10 @@
 //     min_X  sum_i phi(|<X, F_i X> - c_i|) + (gamma/2) <X, A X> + (lambda/2) ||X||_F^2,  A = -F_0,
 // i.e. sparse matrix terms Q_i = F_i, t_i = c_i (sdprl/terms/sparse_matrix_terms.h) and the
 // objective as the A-term (sdprl/regularizers/symmetric_sparse_regularizer.h).
-//  * gamma = 2 by default, so that (gamma/2) <X, A X> = -tr(F_0 Z) exactly.
+//  * gamma = 2 by default, so that (gamma/2) <X, A X> = -tr(F_0 Z) exactly. Unless the model file
+//    sets gamma, `sdprl run` treats it as a penalty to lower (tenfold, up to four times) while the
+//    result is unbounded or violates a constraint by more than solver.feasibility_tolerance
+//    relative to max(1, |c_i|) (Model::infeasibility), and runs the automatic Xt-step.
 //  * lambda = 0 by default: the model is then SDPA's problem with its constraints moved into the
 //    loss, nothing added. With the l1 loss this is an exact penalty: the minimum equals the SDP's
 //    optimum when its constraint multipliers (SDPA's x) all satisfy |x_i| <= 2 / gamma, so a
@@ -13,12 +16,9 @@
 //    instead lets a few inconsistent constraints go, which is the point of SDP-RL.
 //  * rank: the smallest r with r (r + 1) / 2 >= m (capped at n): the SDP then has an optimal Z of
 //    rank <= r (Barvinok-Pataki), so the factored problem loses nothing.
-//  * Solver settings that general SDPs need (models/sdpa_example.toml sets both): solver.init =
-//    "gaussian", since the spectral start can leave a row of X exactly zero (an LP variable outside
-//    the top eigenvectors of sum c_i F_i), and a zero row never moves (the gradient of ||x_j||^2
-//    vanishes there); and solver.admm.xt_step = "coupled", the exact surrogate, since the
-//    row-split one can stop short of the optimum once the l1 fit makes residuals exactly zero
-//    (tests/sdpa_global_test.cc measures both Xt-steps against SDPA).
+//  * The Xt-step defaults to "auto" for this model: the row-split one can stop short of the
+//    optimum once the l1 fit makes residuals exactly zero, and here that is a wrong answer, not a
+//    slightly worse fit (tests/sdpa_global_test.cc measures both Xt-steps against SDPA).
 //
 // Blocks: any number of SDP blocks and diagonal (LP) blocks, stacked into one X with one row per
 // SDP row and one per LP variable, in the file's block order, all with the same r columns. Block
@@ -135,6 +135,14 @@ class Sdpa final : public Application {
     while (r * (r + 1) / 2 < p.m && r < n) ++r;
     model.default_rank = r;
     model.evaluator = std::make_shared<SdpaEvaluator>(model.terms, model.quadratic);
+    // The constraints tr(F_i Z) = c_i are the problem's, not a fit: gamma becomes a penalty that
+    // `sdprl run` lowers until the result meets them (docs/method.md section 9).
+    model.infeasibility = [terms = model.terms](const Matrix& X) {
+      Vector v;
+      terms->evaluate(X, v);
+      const Vector& c = terms->targets();
+      return ((v - c).array().abs() / c.array().abs().max(1.0)).maxCoeff();
+    };
     model.facts = {{"n", static_cast<double>(n)},
                    {"m", static_cast<double>(p.m)},
                    {"sdp_blocks", static_cast<double>(sdp_blocks)},
