@@ -64,6 +64,17 @@ double fact_of(const fs::path& out, const std::string& key) {
   return std::stod(m[1]);
 }
 
+// A field of summary.json's "constrained" object (the answer of a model whose terms are
+// constraints), as text: "true", "-4.46...", "null".
+std::string constrained_field(const fs::path& out, const std::string& key) {
+  const std::string json = slurp(out / "summary.json");
+  const auto at = json.find("\"constrained\": {");
+  std::smatch m;
+  const std::string rest = at == std::string::npos ? std::string() : json.substr(at, json.find('}', at) - at);
+  if (!std::regex_search(rest, m, std::regex("\"" + key + "\": ([^,\n]+)"))) return "absent";
+  return m[1];
+}
+
 const fs::path kExample = kSourceDir / "models" / "sdpa_example.toml";
 const double kOptimum = 1.0 + 2.0 * std::sqrt(3.0);  // tr(F_0 Y*) of models/data/sdpa_example.dat-s
 
@@ -79,6 +90,15 @@ TEST(SdpaCli, ShippedExampleReachesItsOptimum) {
   // no gamma, and the run lowers it from 2 to 0.02 (2 unbounded, 0.2 violated by 0.5).
   EXPECT_NEAR(value_of(r.out, "objective"), -0.01 * kOptimum, 1e-5);
   EXPECT_NE(slurp(dir.path() / "res" / "summary.json").find("\"gamma\": 0.02"), std::string::npos);
+  // The answer in the SDP's own terms (docs/method.md section 9), min -tr(F_0 Z): the
+  // multipliers bound it from below to 2.5e-7 and S(y) is PSD to 2e-7 relative, so the run
+  // certifies its optimum.
+  const fs::path res = dir.path() / "res";
+  EXPECT_EQ(constrained_field(res, "optimal"), "true");
+  EXPECT_NEAR(std::stod(constrained_field(res, "objective")), -kOptimum, 1e-5);
+  EXPECT_NEAR(std::stod(constrained_field(res, "dual_bound")), -kOptimum, 1e-5);
+  EXPECT_LE(std::abs(std::stod(constrained_field(res, "relative_gap"))), 1e-6);
+  EXPECT_LE(std::stod(constrained_field(res, "dual_infeasibility")), 1e-6);
 }
 
 // Unbounded models end with status unbounded and exit 3, the message naming gamma (docs/method.md

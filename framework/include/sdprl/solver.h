@@ -187,6 +187,9 @@ struct Certificate {
   double relative_gap = std::numeric_limits<double>::infinity();  // gap / |value|
   double lambda_min = 0.0;     // lambda_min(S(y))
   double trace_bound = 0.0;    // R: tr Z <= R at every Z as good as X X^T (used when lambda_min < 0)
+  // -<y, t>: the Lagrange dual function at the multipliers y, a lower bound on the SDP's minimum
+  // when lambda_min >= 0 (lower_bound adds R lambda_min when it is not).
+  double dual_value = -std::numeric_limits<double>::infinity();
   bool optimal = false;        // relative_gap <= SolverOptions::stationarity_tolerance
   std::string note = "computed at the end of an MM run with a result";  // why not, or what limits the bound
   // "certified optimal (gap ...)" or "not certified: ...", for the final line.

@@ -94,7 +94,8 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
     descent->weights = std::move(w);
   }
   c.computed = true;
-  c.lower_bound = -y.dot(terms.targets());
+  c.dual_value = -y.dot(terms.targets());
+  c.lower_bound = c.dual_value;
   if (c.lambda_min < 0.0) {
     // kappa = lambda + gamma min(0, lambda_min(A)): f(Z) >= (kappa/2) tr Z on PSD Z.
     double kappa = weights.lambda;

@@ -27,6 +27,7 @@
 #include "sdprl/loss_check.h"
 #include "sdprl/plugin_host.h"
 #include "config/options_table.h"
+#include "mm/certificate.h"
 #include "run/checkpoint.h"
 
 namespace sdprl {
@@ -78,6 +79,36 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
 // it meets are kept), else from the start. At most kPenaltyReductions times, and never when the
 // user set gamma (`adapt` false). A result still infeasible ends with status kInfeasible.
 constexpr int kPenaltyReductions = 4;
+
+// The result of a model whose terms are constraints, as the constrained problem's answer
+// (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose
+// objective is F's regularizer parts over gamma / 2 (1 when gamma = 0). The certificate's
+// multipliers y (|y| <= 1) give the dual side: when S(y) is PSD, -<y, t> / (gamma / 2) bounds the
+// minimum from below (Lagrange duality of the l1 penalty, section 7.3); when it is not,
+// -lambda_min(S) tr Z / (gamma / 2) is what that could cost at this Z. Both relative to
+// max(1, (|objective| + |bound|) / 2), as SDPA measures its gap.
+struct ConstrainedAnswer {
+  double objective = std::nan(""), dual_bound = std::nan(""), relative_gap = std::nan("");
+  double primal_infeasibility = std::nan(""), dual_infeasibility = std::nan("");
+  bool optimal = false;
+};
+
+ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWeights& weights, const Matrix& X,
+                                     const Certificate& certificate, double tolerance) {
+  ConstrainedAnswer a;
+  if (!model.infeasibility || X.size() == 0) return a;
+  const double scale = weights.gamma > 0.0 ? 0.5 * weights.gamma : 1.0;
+  a.objective = mm::regularizer_value(model, weights, X) / scale;
+  a.primal_infeasibility = model.infeasibility(X);
+  if (!certificate.computed || certificate.surrogate || !std::isfinite(certificate.dual_value)) return a;
+  a.dual_bound = certificate.dual_value / scale;
+  const double size = std::max(1.0, 0.5 * (std::abs(a.objective) + std::abs(a.dual_bound)));
+  a.relative_gap = (a.objective - a.dual_bound) / size;
+  a.dual_infeasibility = std::max(0.0, -certificate.lambda_min) * X.squaredNorm() / scale / size;
+  a.optimal = std::abs(a.relative_gap) <= tolerance && a.dual_infeasibility <= tolerance &&
+              a.primal_infeasibility <= tolerance;
+  return a;
+}
 
 void solve_penalty_path(const Model& model, const SolverOptions& options, bool adapt,
                         const Matrix& given_start, RegularizationWeights& weights, Matrix& X, LambdaTrial& trial,
@@ -223,6 +254,16 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
     grid.push_back(g);
   }
   j["lambda_grid"] = grid;
+  if (model.infeasibility) {
+    const ConstrainedAnswer a =
+        constrained_answer(model, r.weights, r.X, s.certificate, r.options.feasibility_tolerance);
+    j["constrained"] = {{"objective", number(a.objective)},
+                        {"dual_bound", number(a.dual_bound)},
+                        {"relative_gap", number(a.relative_gap)},
+                        {"primal_infeasibility", number(a.primal_infeasibility)},
+                        {"dual_infeasibility", number(a.dual_infeasibility)},
+                        {"optimal", a.optimal}};
+  }
   return j;
 }
 
