@@ -63,11 +63,12 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
 // The in-process runs: the quickstart model at n = 1000, one lambda (158 MM steps with the direct
 // Xt-step, 65 with the coupled one; a solve of about 1 s either way).
 // `extra`: more overrides (the coupled Xt-step's run below).
+// `model`: another model file, run with `extra` alone.
 using Overrides = std::vector<std::pair<std::string, std::string>>;
-sdprl::RunRequest in_process_run(const fs::path& out, const Overrides& extra = {}) {
+sdprl::RunRequest in_process_run(const fs::path& out, const Overrides& extra = {}, const fs::path& model = kQuickstart) {
   sdprl::RunRequest req;
-  req.model_file = kQuickstart;
-  req.overrides = {{"model.synthetic.m", "1000"}, {"regularizer.lambda", "1"}};
+  req.model_file = model;
+  if (model == kQuickstart) req.overrides = {{"model.synthetic.m", "1000"}, {"regularizer.lambda", "1"}};
   req.overrides.insert(req.overrides.end(), extra.begin(), extra.end());
   req.output_directory = out;
   req.plugin_paths = {SDPRL_PLUGIN_BUILD_DIR};
@@ -89,9 +90,9 @@ class ResumeTest : public ::testing::Test {
   }
 
   // The same, in-process.
-  fs::path in_process_reference(const Overrides& extra) {
+  fs::path in_process_reference(const Overrides& extra, const fs::path& model = kQuickstart) {
     const fs::path out = dir() / "reference";
-    const sdprl::RunResult r = sdprl::run_model(in_process_run(out, extra));
+    const sdprl::RunResult r = sdprl::run_model(in_process_run(out, extra, model));
     EXPECT_EQ(r.summary.status, sdprl::SolverStatus::kConverged);
     EXPECT_FALSE(fs::exists(out / "checkpoint.sdprl")) << "a finished run removes its checkpoint";
     return out;
@@ -141,13 +142,13 @@ class ResumeTest : public ::testing::Test {
 
   // The in-process reference run, then the same run interrupted at MM step `k` as SIGINT would
   // interrupt it (the flag set from the step hook), resumed and compared.
-  void interrupt_and_resume(const Overrides& extra, int k) {
-    const fs::path ref = in_process_reference(extra);
+  void interrupt_and_resume(const Overrides& extra, int k, const fs::path& model = kQuickstart) {
+    const fs::path ref = in_process_reference(extra, model);
     const int steps = json::parse(read_text(ref / "summary.json")).at("mm_iterations").get<int>();
     ASSERT_GT(steps, k + 5) << "the run ends too soon to be interrupted at step " << k;
     const fs::path out = dir() / "interrupted";
     std::atomic<bool> stop{false};
-    sdprl::RunRequest req = in_process_run(out, extra);
+    sdprl::RunRequest req = in_process_run(out, extra, model);
     req.interrupt = &stop;
     req.after_mm_step = [&stop, k](const sdprl::TraceRow& row) {
       if (row.mm_iteration == k) stop.store(true);
@@ -200,6 +201,17 @@ TEST_F(ResumeTest, InterruptAnOverrelaxedRunThenResumeEndsWithTheUninterruptedRe
                         {"solver.relative_tolerance", "1e-8"},
                         {"solver.admm.xt_step", "coupled"}},
                        400);
+}
+
+// A model whose terms are constraints walks a penalty path (runner.cc): the shipped SDPA example
+// solves at gamma = 2 (unbounded after one MM step), 0.2 (violated by 0.5 after 55) and 0.02. A stop
+// at step 20 of the second solve leaves a checkpoint of the gamma = 0.2 state; the resumed run
+// continues that solve at its own gamma, then takes the path on to 0.02 and ends with the
+// uninterrupted run's X and counts (resumed at gamma = 2 instead, it would end elsewhere).
+TEST_F(ResumeTest, InterruptMidwayAlongThePenaltyPathThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume({}, 20, fs::path(SDPRL_SOURCE_DIR) / "models" / "sdpa_example.toml");
+  const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
+  EXPECT_DOUBLE_EQ(s.at("gamma").get<double>(), 0.02);
 }
 
 // The coupled Xt-step keeps more between MM steps: CG starts from the last Xt and its
