@@ -204,9 +204,12 @@ TEST(SdpaCli, PenaltyIsLoweredUntilTheResultIsFeasible) {
   TempDir dir;
   std::ofstream(dir.path() / "two.dat-s") << kTwoBlocks;
   std::ofstream(dir.path() / "two.toml") << "[model]\ntype = \"sdpa\"\nfile = \"two.dat-s\"\n";
-  Result r = sdprl({"run", (dir.path() / "two.toml").string(), "--quiet", "--out", (dir.path() / "auto").string()},
-                   dir.path());
+  Result r = sdprl({"run", (dir.path() / "two.toml").string(), "--out", (dir.path() / "auto").string()}, dir.path());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // stderr says what the path does, and judges the end as the constrained problem.
+  EXPECT_NE(r.err.find("sdprl: gamma = 2: the result violates the constraints by 0.62"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("solving again at gamma = 0.2 from this result"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sdprl: as a constrained problem at gamma = 0.2: objective"), std::string::npos) << r.err;
   EXPECT_NEAR(value_of(r.out, "sdp_objective"), -6.0, 1e-5);
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
   const std::string summary = slurp(dir.path() / "auto" / "summary.json");

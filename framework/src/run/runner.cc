@@ -80,6 +80,13 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
 // user set gamma (`adapt` false). A result still infeasible ends with status kInfeasible.
 constexpr int kPenaltyReductions = 4;
 
+std::string fmt_relative(double x) {
+  std::ostringstream os;
+  os.precision(3);
+  os << x << " (relative)";
+  return os.str();
+}
+
 // The result of a model whose terms are constraints, as the constrained problem's answer
 // (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose
 // objective is F's regularizer parts over gamma / 2 (1 when gamma = 0). The certificate's
@@ -136,6 +143,15 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       if (!(o.time_limit > 0.0)) break;
     }
     earlier_time = spent;
+    if (options.verbose) {
+      // The solve's own last line said "unbounded ... lower gamma" or gave the violation: say
+      // that the run is doing just that.
+      std::fprintf(stderr, "sdprl: gamma = %g: %s; solving again at gamma = %g from %s (docs/method.md section 9)\n",
+                   weights.gamma,
+                   trial.summary.usable() ? ("the result violates the constraints by " + fmt_relative(infeasibility)).c_str()
+                                          : "F is unbounded below",
+                   weights.gamma / 10.0, trial.summary.usable() ? "this result" : "the start");
+    }
     weights.gamma /= 10.0;
     Matrix next = given_start;
     if (trial.summary.usable() && starting_factor_problem(model, X).empty()) {
@@ -490,6 +506,18 @@ RunResult run_model(const RunRequest& request) {
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
                              return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
                            });
+      if (model.infeasibility && options.verbose && trial.summary.usable()) {
+        // The solve's last line judges F's certificate, which a penalty model with lambda = 0
+        // rarely has (tr Z unbounded); this one judges the constrained problem (section 9).
+        const ConstrainedAnswer a =
+            constrained_answer(model, weights, X, trial.summary.certificate, options.feasibility_tolerance);
+        std::fprintf(stderr,
+                     "sdprl: as a constrained problem at gamma = %g: objective %.10g, dual bound %.10g, relative gap "
+                     "%.1e, infeasibility %.1e primal, %.1e dual: %s\n",
+                     weights.gamma, a.objective, a.dual_bound, a.relative_gap, a.primal_infeasibility,
+                     a.dual_infeasibility,
+                     a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
+      }
     } catch (const std::bad_alloc&) {
       // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
       // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms
