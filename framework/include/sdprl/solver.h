@@ -95,7 +95,8 @@ struct SolverOptions {
   double stationarity_tolerance = 1e-6;
   // Models whose terms are constraints (Model::infeasibility, e.g. sdpa): `sdprl run` accepts a
   // result only when its relative violation is at most this; otherwise it lowers gamma tenfold and
-  // solves again from that result, up to kPenaltyReductions times (docs/method.md section 9).
+  // solves again from that result, up to four times (docs/method.md section 9). Also the bound on
+  // the relative gap and dual infeasibility of summary.json's `constrained.optimal`.
   double feasibility_tolerance = 1e-6;
   int min_mm_iterations = 5;         // and never before this many MM steps (docs/method.md section 2)
   // tau in B = tau C + (lambda I + gamma A_+)/2 (docs/method.md section 2.1): the share of the loss terms'
@@ -157,7 +158,7 @@ enum class SolverStatus {
   kUnbounded,        // F is unbounded below, proved along a ray c X_k (docs/method.md section 7.1);
                      // X holds the iterate that proves it
   kInfeasible,       // set by `sdprl run` for a model with Model::infeasibility: the result (X, the
-                     // best of the penalties tried) violates the model's constraints by more than
+                     // last penalty's) violates the model's constraints by more than
                      // SolverOptions::feasibility_tolerance
 };
 SDPRL_API const char* to_string(SolverStatus status);
