@@ -28,6 +28,7 @@
 #include "sdprl/plugin_host.h"
 #include "config/options_table.h"
 #include "mm/certificate.h"
+#include "mm/loop_support.h"
 #include "run/checkpoint.h"
 
 namespace sdprl {
@@ -80,13 +81,6 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
 // user set gamma (`adapt` false). A result still infeasible ends with status kInfeasible.
 constexpr int kPenaltyReductions = 4;
 
-std::string fmt_relative(double x) {
-  std::ostringstream os;
-  os.precision(3);
-  os << x << " (relative)";
-  return os.str();
-}
-
 // The result of a model whose terms are constraints, as the constrained problem's answer
 // (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose
 // objective is F's regularizer parts over gamma / 2 (1 when gamma = 0). The certificate's
@@ -100,13 +94,14 @@ struct ConstrainedAnswer {
   bool optimal = false;
 };
 
+// `infeasibility` is model.infeasibility(X), which the penalty path has already evaluated.
 ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWeights& weights, const Matrix& X,
-                                     const Certificate& certificate, double tolerance) {
+                                     double infeasibility, const Certificate& certificate, double tolerance) {
   ConstrainedAnswer a;
   if (!model.infeasibility || X.size() == 0) return a;
   const double scale = weights.gamma > 0.0 ? 0.5 * weights.gamma : 1.0;
   a.objective = mm::regularizer_value(model, weights, X) / scale;
-  a.primal_infeasibility = model.infeasibility(X);
+  a.primal_infeasibility = infeasibility;
   if (!certificate.computed || certificate.surrogate || !std::isfinite(certificate.dual_value)) return a;
   a.dual_bound = certificate.dual_value / scale;
   const double size = std::max(1.0, 0.5 * (std::abs(a.objective) + std::abs(a.dual_bound)));
@@ -146,11 +141,12 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
     if (options.verbose) {
       // The solve's own last line said "unbounded ... lower gamma" or gave the violation: say
       // that the run is doing just that.
+      const bool usable = trial.summary.usable();
+      const std::string why = usable ? "the result violates the constraints by " + mm::fmt("%.3g", infeasibility) +
+                                           " (relative)"
+                                     : "F is unbounded below";
       std::fprintf(stderr, "sdprl: gamma = %g: %s; solving again at gamma = %g from %s (docs/method.md section 9)\n",
-                   weights.gamma,
-                   trial.summary.usable() ? ("the result violates the constraints by " + fmt_relative(infeasibility)).c_str()
-                                          : "F is unbounded below",
-                   weights.gamma / 10.0, trial.summary.usable() ? "this result" : "the start");
+                   weights.gamma, why.c_str(), weights.gamma / 10.0, usable ? "this result" : "the start");
     }
     weights.gamma /= 10.0;
     Matrix next = given_start;
@@ -188,7 +184,10 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
 
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
-nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss) {
+// `constrained`: the chosen result's answer to the constrained problem (models with
+// Model::infeasibility only).
+nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss,
+                            const ConstrainedAnswer& constrained) {
   const Summary& s = r.summary;
   nlohmann::json j;
   j["status"] = to_string(s.status);
@@ -271,8 +270,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   }
   j["lambda_grid"] = grid;
   if (model.infeasibility) {
-    const ConstrainedAnswer a =
-        constrained_answer(model, r.weights, r.X, s.certificate, r.options.feasibility_tolerance);
+    const ConstrainedAnswer& a = constrained;
     j["constrained"] = {{"objective", number(a.objective)},
                         {"dual_bound", number(a.dual_bound)},
                         {"relative_gap", number(a.relative_gap)},
@@ -348,7 +346,6 @@ RunResult run_model(const RunRequest& request) {
   result.application = setup.application;
   Matrix given_start;
   SolverOptions base_options = read_solver_options(config.table("solver"), &given_start);
-  result.options = base_options;
   // [loss] type = NAME; the parameters of each loss live in their own table [loss.NAME], so one
   // file can hold several losses' parameters and `--set loss.type=...` switches between them.
   const ConfigTable loss_table = config.table("loss");
@@ -390,7 +387,7 @@ RunResult run_model(const RunRequest& request) {
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);
   // A penalty model (Model::infeasibility) chooses gamma itself unless the file or --set gives one.
-  const bool gamma_pinned = config.table("regularizer").contains("gamma");
+  const bool gamma_pinned = reg.contains("gamma");
   if (model.infeasibility && !config.table("solver").table("admm").contains("xt_step"))
     base_options.admm.split = SplitMode::kAuto;  // options table, admm.xt_step
   result.options = base_options;
@@ -485,6 +482,7 @@ RunResult run_model(const RunRequest& request) {
   const CheckpointCallback checkpoint = [&](const SolverState& state) { write_checkpoint(&state); };
 
   bool interrupted = false;
+  ConstrainedAnswer constrained;  // of the chosen trial
   for (std::size_t i = first; i < lambdas.size(); ++i) {
     const double lambda = lambdas[i];
     LambdaTrial trial;
@@ -494,6 +492,7 @@ RunResult run_model(const RunRequest& request) {
     const SolverState* start = resumed && resumed->has_state && i == first ? &resumed->state : nullptr;
     // A resumed penalty model continues at the penalty its state was solved with.
     if (start && model.infeasibility) weights.gamma = start->summary.weights.gamma;
+    ConstrainedAnswer answer;
     IterationCallback after_step;
     if (req.after_mm_step) after_step = [&req](const TraceRow& row, const Matrix&) {
       req.after_mm_step(row);
@@ -506,11 +505,13 @@ RunResult run_model(const RunRequest& request) {
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
                              return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
                            });
+      if (model.infeasibility)
+        answer = constrained_answer(model, weights, X, trial.penalty_path.back().infeasibility,
+                                    trial.summary.certificate, options.feasibility_tolerance);
       if (model.infeasibility && options.verbose && trial.summary.usable()) {
         // The solve's last line judges F's certificate, which a penalty model with lambda = 0
         // rarely has (tr Z unbounded); this one judges the constrained problem (section 9).
-        const ConstrainedAnswer a =
-            constrained_answer(model, weights, X, trial.summary.certificate, options.feasibility_tolerance);
+        const ConstrainedAnswer& a = answer;
         std::fprintf(stderr,
                      "sdprl: as a constrained problem at gamma = %g: objective %.10g, dual bound %.10g, relative gap "
                      "%.1e, infeasibility %.1e primal, %.1e dual: %s\n",
@@ -547,6 +548,7 @@ RunResult run_model(const RunRequest& request) {
       result.summary = trial.summary;
       result.X = X;
       result.weights = weights;
+      constrained = answer;
     }
     result.trials.push_back(std::move(trial));
     if (req.interrupt && req.interrupt->load()) {
@@ -573,7 +575,7 @@ RunResult run_model(const RunRequest& request) {
     io::write_matrix_market_array(out_dir / "X.mtx", result.X, comment.str());
   }
   write_trace(out_dir / "trace.csv", result);
-  const std::string json = summary_json(result, req, model, *loss).dump(2) + "\n";
+  const std::string json = summary_json(result, req, model, *loss, constrained).dump(2) + "\n";
   io::write_atomically(out_dir / "summary.json", [&](std::ostream& os) { os << json; });
   // The outputs hold the result now; only an interrupted run keeps its checkpoint (to --resume).
   if (!interrupted) {
