@@ -191,17 +191,20 @@ TEST_F(CliTest, RunWritesSummaryTraceAndFactor) {
   // trace.csv: the header, then one row per MM iteration.
   const std::vector<std::string> trace = lines_of(read_file(out / "trace.csv"));
   ASSERT_FALSE(trace.empty());
-  EXPECT_EQ(trace[0], "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time");
+  EXPECT_EQ(trace[0], "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho");
   ASSERT_EQ(static_cast<int>(trace.size()) - 1, mm);
   long admm_total = 0;
   for (int k = 1; k <= mm; ++k) {
     std::vector<std::string> fields;
     std::istringstream row(trace[k]);
     for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
-    ASSERT_EQ(fields.size(), 8u) << trace[k];
+    ASSERT_EQ(fields.size(), 10u) << trace[k];
     EXPECT_DOUBLE_EQ(std::stod(fields[0]), 1.0);
     EXPECT_EQ(std::stoi(fields[1]), k);
     admm_total += std::stol(fields[4]);
+    // No step refused at the default tau = 1; a row-split run keeps the rho of its first step.
+    EXPECT_DOUBLE_EQ(std::stod(fields[8]), 1.0);
+    EXPECT_DOUBLE_EQ(std::stod(fields[9]), s.at("rho").get<double>());
     if (k == mm) {
       EXPECT_NEAR(std::stod(fields[2]), s.at("objective").at("final").get<double>(),
                   1e-9 * std::abs(s.at("objective").at("final").get<double>()));

@@ -130,6 +130,18 @@ TEST(CurvatureScale, RefusedStepsDoubleTauAndKeepTheDescent) {
   EXPECT_EQ(s.monotonicity_violations, 0);
   for (std::size_t k = 1; k < s.trace.size(); ++k)
     ASSERT_LE(s.trace[k].objective, s.trace[k - 1].objective + s.trace[k].tolerance) << "step " << k + 1;
+  // The trace records the tau each accepted step was taken with (trace.csv): a power-of-two
+  // multiple of tau0 that never falls, the last one the summary's. Every doubling is a refusal,
+  // so the doublings along the trace are at most the refusals (a step may be refused twice).
+  ASSERT_FALSE(s.trace.empty());
+  EXPECT_GE(s.trace.front().curvature_scale, tau0);
+  EXPECT_EQ(s.trace.back().curvature_scale, s.curvature_scale);
+  for (std::size_t k = 1; k < s.trace.size(); ++k) {
+    const double ratio = s.trace[k].curvature_scale / s.trace[k - 1].curvature_scale;
+    ASSERT_TRUE(ratio >= 1.0 && std::log2(ratio) == std::round(std::log2(ratio))) << "step " << k + 1 << ": " << ratio;
+    EXPECT_EQ(s.trace[k].rho, s.trace[0].rho) << "a coupled run's rho is fixed";
+  }
+  EXPECT_LE(std::log2(s.trace.back().curvature_scale / s.trace.front().curvature_scale), s.rejected_steps);
   EXPECT_NEAR(s.final_objective, reference.final_objective, 1e-6 * reference.final_objective);
 }
 

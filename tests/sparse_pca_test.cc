@@ -62,7 +62,7 @@ TEST_F(SparsePcaRun, ToleranceScheduleDoesNotDependOnTheStartsCancellation) {
     const RunResult r = run(args);
     ASSERT_EQ(r.code, 0) << r.err;
     const std::string trace = read_text(out_ / "trace.csv");
-    // Row 1: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time.
+    // Row 1: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,...
     const std::string row = trace.substr(trace.find('\n') + 1);
     std::vector<double> fields;
     std::size_t pos = 0;

@@ -203,10 +203,10 @@ int main(int argc, char** argv) {
         std::vector<std::string> f;
         std::stringstream ls(line);
         for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-        if (f.size() < 3) continue;
+        if (f.size() < 8) continue;  // lambda,mm_iteration,objective,...,tolerance,time,...
         if ((std::stod(f[2]) - row.sdpa_obj) / std::abs(row.sdpa_obj) <= 1e-4) {
           row.reach_mm = std::stol(f[1]);
-          row.reach_time = std::stod(f.back());
+          row.reach_time = std::stod(f[7]);
           break;
         }
       }

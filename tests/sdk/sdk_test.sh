@@ -49,7 +49,7 @@ if grep -q "without optimisation" "$work/run.err"; then
   echo "FAIL: the plugin built without CMAKE_BUILD_TYPE is unoptimised:"; cat "$work/run.err"; exit 1
 fi
 grep -q '^status = converged' "$work/run.txt" || { echo "FAIL: the run did not converge"; exit 1; }
-# trace.csv: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time
+# trace.csv: lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho
 awk -F, 'NR == 2 { prev = $3; next }
          NR > 2 { if ($3 > prev + $7) { printf "FAIL: objective rose at MM step %d: %.12g -> %.12g (eps %.3g)\n", $2, prev, $3, $7; bad = 1 }
                   prev = $3; rows++ }

@@ -172,6 +172,11 @@ struct TraceRow {
   double gap = 0.0;              // duality gap at the end of the ADMM
   double tolerance = 0.0;        // eps_k
   double time = 0.0;             // seconds since the start of the solve
+  // The MM solver's step parameters (NaN for L-BFGS): tau of the step's surrogate
+  // (SolverOptions::curvature_scale, as refused steps have raised it) and the ADMM's rho (the
+  // automatic one after its scale rule and the switch to the exact surrogate).
+  double curvature_scale = std::numeric_limits<double>::quiet_NaN();
+  double rho = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A lower bound on the convex SDP behind the model and the gap it certifies for the result

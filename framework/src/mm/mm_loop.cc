@@ -79,6 +79,8 @@ class MmLoop {
       row.gap = trial.gap;
       row.tolerance = eps;
       row.time = loop_.time_before + seconds_since(t_solve_);
+      row.curvature_scale = surrogate_->curvature_scale();  // judge() raises it on a refusal
+      row.rho = admm_->rho();
       const Next next = judge(k, trial, eps);
       if (next == Next::kRetry) {
         --k;  // the same step again, with the same eps_k

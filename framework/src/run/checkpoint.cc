@@ -26,8 +26,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // checkpoint is then refused by name instead of misread. Version 6: the summary's stationarity and
 // finishing step after its solve time, and the state's tight flag after its curvature scale.
 // Version 7: the summary's rank staircase (rank_raises) after its metrics. Version 8: the summary's
-// over-relaxed steps after its finishing step.
-constexpr std::uint32_t kVersion = 8;
+// over-relaxed steps after its finishing step. Version 9: each trace row's curvature scale and rho
+// after its time.
+constexpr std::uint32_t kVersion = 9;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -214,7 +215,8 @@ void summary_fields(Io& io, S& s) {
             s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
             s.stationarity, s.finishing_step, s.overrelaxed_steps);
   io.sequence(s.trace, "trace rows", [&](auto& t) {
-    io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time);
+    io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time,
+              t.curvature_scale, t.rho);
   });
   io.sequence(s.metrics, "metrics", [&](auto& m) { io.fields(m.name, m.value); });
   io.sequence(s.rank_raises, "rank raises", [&](auto& r) {

@@ -283,12 +283,15 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
 
 void write_trace(const std::filesystem::path& file, const RunResult& r) {
   io::write_atomically(file, [&](std::ostream& os) {
-    os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time\n";
+    os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho\n";
     os << std::setprecision(12);
+    // L-BFGS rows have no tau and rho: empty fields.
+    auto optional = [](double x) { return std::isfinite(x) ? mm::fmt("%.12g", x) : std::string(); };
     for (const LambdaTrial& t : r.trials)
       for (const TraceRow& row : t.summary.trace)
         os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ','
-           << row.admm_iterations << ',' << row.gap << ',' << row.tolerance << ',' << row.time << '\n';
+           << row.admm_iterations << ',' << row.gap << ',' << row.tolerance << ',' << row.time << ','
+           << optional(row.curvature_scale) << ',' << optional(row.rho) << '\n';
   });
 }
 
