@@ -13,6 +13,7 @@
 #include "admm/admm.h"
 #include "mm/surrogate.h"
 #include "xt_step/xt_step.h"
+#include "sdprl/constraint.h"
 #include "sdprl/terms/composite_terms.h"
 #include "test_models.h"
 
@@ -29,6 +30,7 @@ SolverOptions coupled_options(int refresh) {
   o.max_mm_iterations = 40;
   o.relative_tolerance = 0.0;  // exactly max_mm_iterations steps
   o.admm.split = SplitMode::kCoupled;
+  o.admm.coupled_step = CoupledStep::kCg;  // the CG strategies' tests; the linearised one is pinned where tested
   o.admm.preconditioner_refresh = refresh;
   o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
   return o;
@@ -170,14 +172,23 @@ TEST(CoupledXtStep, PreconditionerAgeCountsPreparesAndRefreshes) {
 // preconditioner's iterate and age, and the resumed run ends where the uninterrupted one does, bit
 // for bit. Without those fields the resumed run drifts in the last bits (so they are needed), but
 // stays within CG's tolerance of it.
-class CoupledResume : public ::testing::TestWithParam<CgPreconditioner> {};
+// The linearised step (admm.coupled_step) carries the same fields: Xt is its proximal centre and
+// the iterate is where its majorant's scale was estimated.
+struct ResumeCase {
+  const char* name;
+  CoupledStep step;
+  CgPreconditioner preconditioner;
+};
+void PrintTo(const ResumeCase& c, std::ostream* os) { *os << c.name; }
+class CoupledResume : public ::testing::TestWithParam<ResumeCase> {};
 
 TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   const Problem p = make_problem();
   auto loss = load_loss("leaky-mcp");
   const RegularizationWeights weights{0.5, 0.0};
   SolverOptions o = coupled_options(5);
-  o.admm.preconditioner = GetParam();
+  o.admm.coupled_step = GetParam().step;
+  o.admm.preconditioner = GetParam().preconditioner;
   Matrix reference = p.X0;
   const Summary full = solve(p.model, *loss, weights, o, reference);
   ASSERT_EQ(full.mm_iterations, 40);
@@ -205,12 +216,19 @@ TEST_P(CoupledResume, ResumeWithAKeptPreconditionerIsBitForBit) {
   const Summary other = solve(p.model, *loss, weights, o, from_bare, {}, &bare);
   EXPECT_EQ(other.mm_iterations, 40);
   EXPECT_FALSE(from_bare == reference) << "Xt and the preconditioner left no trace: the test checks nothing";
-  EXPECT_NEAR(other.final_objective, full.final_objective, 1e-6 * std::abs(full.final_objective));
+  // CG's answer does not depend on them beyond its tolerance; the linearised step's iterates do
+  // (Xt is the centre of its proximal term), so a bare resume is another path to the minimum.
+  if (GetParam().step == CoupledStep::kCg)
+    EXPECT_NEAR(other.final_objective, full.final_objective, 1e-6 * std::abs(full.final_objective));
+  else
+    EXPECT_NEAR(other.final_objective, full.final_objective, 1e-3 * std::abs(full.final_objective));
 }
 
 INSTANTIATE_TEST_SUITE_P(Preconditioners, CoupledResume,
-                         ::testing::Values(CgPreconditioner::kBlocks, CgPreconditioner::kRowScaled),
-                         [](const auto& info) { return info.param == CgPreconditioner::kBlocks ? "blocks" : "row_scaled"; });
+                         ::testing::Values(ResumeCase{"blocks", CoupledStep::kCg, CgPreconditioner::kBlocks},
+                                           ResumeCase{"row_scaled", CoupledStep::kCg, CgPreconditioner::kRowScaled},
+                                           ResumeCase{"linearized", CoupledStep::kLinearized, CgPreconditioner::kAuto}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // A saved Xt or preconditioner iterate of the wrong shape is refused, not used.
 TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
@@ -233,6 +251,46 @@ TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
     }
     Matrix Y = bad.X;
     EXPECT_THROW(solve(p.model, *loss, {0.5, 0.0}, o, Y, {}, &bad), Error) << which;
+  }
+}
+
+// The linearised coupled step (docs/method.md section 3.4) keeps the exact surrogate's fixed
+// points: on one surrogate, with and without the constraint split, its ADMM ends at the minimum of
+// H that CG's reaches, to the gap. A wrong proximal correction (or majorant) moves that point.
+TEST(LinearizedXtStep, SameMinimumOfTheExactSurrogateAsCg) {
+  const Problem p = make_problem();
+  auto loss = load_loss("l1");
+  for (const bool constrained : {false, true}) {
+    Model model = p.model;
+    if (constrained) model.constraint = std::make_shared<Nonnegative>();
+    Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 4);
+    h.update(p.X0.cwiseAbs());
+    double minimum[2] = {0.0, 0.0};
+    int iterations[2] = {0, 0};
+    for (const CoupledStep step : {CoupledStep::kCg, CoupledStep::kLinearized}) {
+      AdmmOptions o;
+      o.split = SplitMode::kCoupled;
+      o.coupled_step = step;
+      o.max_iterations = 200000;
+      o.cg_tolerance = 1e-12;
+      o.cg_max_iterations = 2000;
+      Admm admm(h, 2.0, o);
+      admm.prepare();
+      ASSERT_EQ(admm.xt_step()->linearized(), step == CoupledStep::kLinearized);
+      AdmmState st;
+      admm.reset_if_needed(st);
+      const int k = step == CoupledStep::kLinearized;
+      iterations[k] = admm.run(st, 1e-9);
+      ASSERT_LE(st.gap, 1e-9) << to_string(step) << (constrained ? ", constrained" : "");
+      minimum[k] = st.primal;
+      if (step == CoupledStep::kLinearized) {
+        EXPECT_GE(admm.xt_step()->majorant_scale(), 1.0);
+      }
+    }
+    EXPECT_NEAR(minimum[1], minimum[0], 2e-9) << (constrained ? "constrained" : "unconstrained");
+    EXPECT_LT(minimum[0], h.center_objective() - 1.0) << "the surrogate's minimum is below F(X_k): a real step";
+    std::printf("[ linear  ] %s: min H %.12g (CG, %d ADMM iterations) against %.12g (linearised, %d)\n",
+                constrained ? "constrained" : "unconstrained", minimum[0], iterations[0], minimum[1], iterations[1]);
   }
 }
 

@@ -193,6 +193,9 @@ inline void expect_same_iterates(const Model& a, const Model& b, const char* los
   o.max_mm_iterations = steps;
   o.relative_tolerance = 0.0;
   o.admm.split = split;
+  // CG solved tightly: the same iterates from two representations of the terms. (The linearised
+  // step's iterates depend on the row blocks' majorant scale, which each representation estimates.)
+  o.admm.coupled_step = CoupledStep::kCg;
   o.admm.cg_tolerance = 1e-12;
   o.admm.cg_max_iterations = 2000;
   Matrix Xa = X0, Xb = X0;

@@ -26,6 +26,7 @@ struct Case {
   CgPreconditioner preconditioner;
   bool constrained;
   Kind kind;
+  CoupledStep coupled = CoupledStep::kCg;
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -46,6 +47,7 @@ TEST_P(XtStepFactory, PicksTheStrategy) {
   AdmmOptions options;
   options.split = c.split;
   options.preconditioner = c.preconditioner;
+  options.coupled_step = c.coupled;
   Surrogate h(model, *loss, {0.5, 0.0}, c.split, r);
   std::mt19937_64 rng(5);
   Matrix X = random_matrix(n, r, 1.0, rng).cwiseAbs();
@@ -86,7 +88,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"constrained_cg_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, true,
              Kind::kCgBlocks},
         Case{"cg_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
-             Kind::kCgSharedBlock}),
+             Kind::kCgSharedBlock},
+        // The automatic coupled step is the linearised one where B is diagonal, whatever CG's
+        // preconditioner would have been (but row-scaled, whose blocks are too large).
+        Case{"linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, false,
+             Kind::kLinearizedBlocks, CoupledStep::kAuto},
+        Case{"constrained_linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
+             Kind::kLinearizedBlocks, CoupledStep::kAuto},
+        Case{"linearized_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
+             Kind::kLinearizedSharedBlock, CoupledStep::kLinearized},
+        Case{"linearized_row_scaled_is_cg", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
+             Kind::kCgRowScaled, CoupledStep::kAuto}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else

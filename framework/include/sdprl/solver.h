@@ -51,6 +51,16 @@ enum class CgPreconditioner {
 };
 SDPRL_API const char* to_string(CgPreconditioner p);
 SDPRL_API bool from_string(const std::string& text, CgPreconditioner* p);
+// How the coupled Xt-step meets the exact surrogate (AdmmOptions::coupled_step; docs/method.md
+// section 3.4).
+enum class CoupledStep {
+  kAuto,        // kLinearized where it applies (B diagonal, blocks within kBlockPreconditionerBytes), else kCg
+  kCg,          // each ADMM iteration solves (2B + rho P*P + rho_k I) D = rhs by preconditioned CG
+  kLinearized,  // each ADMM iteration solves the row blocks of a majorant of that matrix, with the
+                // proximal correction that keeps the exact surrogate's fixed points (where it applies)
+};
+SDPRL_API const char* to_string(CoupledStep step);
+SDPRL_API bool from_string(const std::string& text, CoupledStep* step);
 // kAuto's budget for the blocks. CG multiplies by every block at each of its iterations, so once
 // they outgrow the caches CG waits on memory: on the 2-core EPYC of docs/performance.md (1 MB L2
 // per core, 32 MB L3), l1 completion with rank = sdpa's rank, 200 MM steps, blocks against
@@ -75,6 +85,7 @@ struct AdmmOptions {
   // 1 = rebuild at every MM step.
   int preconditioner_refresh = 16;
   CgPreconditioner preconditioner = CgPreconditioner::kAuto;
+  CoupledStep coupled_step = CoupledStep::kAuto;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
 };
 

@@ -239,11 +239,22 @@ std::vector<SolverOption> make_table() {
        choice("row-scaled", CgPreconditioner::kRowScaled,
               "each block replaced by its mean eigenvalue times I (n doubles)")},
       "coupled Xt-step: CG's preconditioner"));
+  t.push_back(choice_option(
+      "admm.coupled_step", SDPRL_MEMBER(admm.coupled_step),
+      {choice("auto", CoupledStep::kAuto,
+              "linearized in coupled runs (xt_step = \"coupled\", no rank staircase) where it applies, else cg; "
+              "auto's finish and the staircase read the ADMM's multipliers, which CG's exact steps settle "
+              "sooner"),
+       choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
+       choice("linearized", CoupledStep::kLinearized,
+              "each ADMM iteration solves the row blocks of a majorant of the coupled system, with the "
+              "proximal correction that keeps the exact surrogate's fixed points (cg where B is not diagonal)")},
+      "how the exact surrogate's Xt-step is solved (docs/method.md section 3.4)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
-      "coupled Xt-step: rebuild CG's block preconditioner at every this many-th MM step and reuse it in "
-      "between (a preconditioner changes CG's work, not its answer); 1 = every step. Under a constraint "
-      "(X >= 0) it is rebuilt at every step"));
+      "coupled Xt-step: rebuild CG's block preconditioner (linearized: re-estimate the majorant's "
+      "scale) at every this many-th MM step and reuse it in between (a preconditioner changes CG's "
+      "work, not its answer); 1 = every step. Under a constraint (X >= 0) CG's is rebuilt at every step"));
   t.push_back(number_option("admm.rho_constraint", SDPRL_MEMBER(admm.rho_constraint), NumberRule::non_negative(),
                             "penalty of the constraint split Y = X_k + Xt, Y in K (models with X >= 0); the "
                             "automatic one is the mean diagonal of 2B",

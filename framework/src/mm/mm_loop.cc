@@ -53,7 +53,7 @@ class MmLoop {
       // The exact surrogate from the start: coupled, or a family whose terms do not split by rows
       // (as many split terms as terms, known once the surrogate is built).
       exact_ = first == SplitMode::kCoupled || surrogate_->split_terms() == model.terms->size();
-      admm_.emplace(*surrogate_, summary_.rho, options.admm, paths);
+      admm_.emplace(*surrogate_, summary_.rho, admm_options(), paths);
       if (start) admm_->restore_warm_start(start->xt_step_state, *surrogate_, state_);
       if (options.admm.rho > 0.0 || start) log_.header(summary_);
       checkpointer_.emplace(checkpoint, options, t_solve_, loop_.time_before);
@@ -144,6 +144,19 @@ class MmLoop {
     // The size of F's parts is F itself whenever A is PSD, and does not cancel when it is not.
     loop_.c0 = options_.admm.c0 > 0.0 ? options_.admm.c0 : std::max(surrogate_->objective_magnitude(), 1e-12);
     return true;
+  }
+
+  // The ADMM's options: the automatic coupled step is linearised only in coupled runs without the
+  // rank staircase. Both the staircase and auto's proof of stationarity read the ADMM's
+  // multipliers, and the linearised step's converge more slowly than CG's (docs/method.md section
+  // 3.4): on tests/sdpa_global_test's rank-3 instance its settle found no descent step along
+  // S(y)'s negative eigenvectors (CG's: one stair to rank 10), and on
+  // tests/automatic_xt_step_test's instance auto had no proof after 2000 MM steps (CG: proved).
+  AdmmOptions admm_options() const {
+    AdmmOptions o = options_.admm;
+    if (o.coupled_step == CoupledStep::kAuto && (o.split != SplitMode::kCoupled || options_.max_rank > summary_.rank))
+      o.coupled_step = CoupledStep::kCg;
+    return o;
   }
 
   // The ADMM of step k made ready, unless the previous step's fused rebuild already did it.
@@ -459,7 +472,7 @@ class MmLoop {
     primed_ = false;
     loop_.small_steps = 0;
     summary_.split_terms = surrogate_->split_terms();
-    admm_.emplace(*surrogate_, summary_.rho, options_.admm, paths_);
+    admm_.emplace(*surrogate_, summary_.rho, admm_options(), paths_);
     admm_->prepare();
     skip_prepare_ = true;
   }

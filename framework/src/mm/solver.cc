@@ -43,6 +43,8 @@ constexpr Name<SplitMode> kSplitNames[] = {
 constexpr Name<CgPreconditioner> kPreconditionerNames[] = {{CgPreconditioner::kAuto, "auto"},
                                                            {CgPreconditioner::kBlocks, "blocks"},
                                                            {CgPreconditioner::kRowScaled, "row-scaled"}};
+constexpr Name<CoupledStep> kCoupledStepNames[] = {
+    {CoupledStep::kAuto, "auto"}, {CoupledStep::kCg, "cg"}, {CoupledStep::kLinearized, "linearized"}};
 constexpr Name<SolverType> kSolverNames[] = {
     {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"}};
 constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "converged"},
@@ -79,6 +81,8 @@ const char* to_string(SplitMode mode) { return name_of(kSplitNames, mode); }
 bool from_string(const std::string& text, SplitMode* mode) { return parse_name(kSplitNames, text, mode); }
 const char* to_string(CgPreconditioner p) { return name_of(kPreconditionerNames, p); }
 bool from_string(const std::string& text, CgPreconditioner* p) { return parse_name(kPreconditionerNames, text, p); }
+const char* to_string(CoupledStep step) { return name_of(kCoupledStepNames, step); }
+bool from_string(const std::string& text, CoupledStep* step) { return parse_name(kCoupledStepNames, text, step); }
 const char* to_string(SolverType type) { return name_of(kSolverNames, type); }
 bool from_string(const std::string& text, SolverType* type) { return parse_name(kSolverNames, text, type); }
 const char* to_string(SolverStatus status) { return name_of(kStatusNames, status); }

@@ -22,6 +22,8 @@ const char* to_string(Kind kind) {
     case Kind::kCgBlocks: return "cg-blocks";
     case Kind::kCgSharedBlock: return "cg-shared-block";
     case Kind::kCgRowScaled: return "cg-row-scaled";
+    case Kind::kLinearizedBlocks: return "linearized-blocks";
+    case Kind::kLinearizedSharedBlock: return "linearized-shared-block";
   }
   return "?";
 }
@@ -30,6 +32,10 @@ std::string XtStep::name() const { return std::string(constrained() ? "constrain
 
 void XtStep::apply_gram(const Matrix&, Matrix&) const {
   throw std::logic_error(name() + ": apply_gram() of an inexact Xt-step");
+}
+
+void XtStep::proximal_term(const Matrix&, Matrix&) const {
+  throw std::logic_error(name() + ": proximal_term() of an Xt-step that is not linearised");
 }
 
 bool XtStep::iterate_rows(AdmmState&, double) { return false; }
@@ -71,49 +77,18 @@ class Exact final : public XtStep {
   Inverse blocks_;
 };
 
-// kCgBlocks, kCgSharedBlock, kCgRowScaled: CG on the whole system, the blocks as its
-// preconditioner. Any SPD preconditioner leaves CG's answer (to its tolerance) as it is, so a
-// recent one serves (AdmmOptions::preconditioner_refresh).
-template <class Inverse, Kind kKind>
-class Cg final : public XtStep {
+// The warm start of the coupled strategies: the last Xt, the iterate at which their
+// preconditioner (CG) or majorant scale (linearised) was built, and its age (XtStep::save).
+class Refreshed : public XtStep {
  public:
   using XtStep::XtStep;
-  Kind kind() const override { return kKind; }
-
-  void prepare(double rho, bool rebuild_preconditioner) override {
-    rho_ = rho;
-    if (!rebuild_preconditioner && blocks_.built(s_.rows(), s_.rank()) && age_ >= 0 &&
-        age_ + 1 < options_.preconditioner_refresh) {
-      ++age_;
-      return;
-    }
-    age_ = 0;
-    X_preconditioner_ = s_.center();
-    balanced_rho_ = balanced(blocks_.build(s_));
-    set_rho(rho);
-  }
-  void set_rho(double rho) override {
-    rho_ = rho;
-    blocks_.factor(s_, rho, shift_);
-  }
-
-  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override {
-    // Inexact CG warm-started from the previous Xt; its accuracy follows eps_k (docs/method.md
-    // section 6: a fixed CG tolerance makes the gap stall at that tolerance).
-    const double scale = std::max(1.0, std::abs(s_.center_objective()));
-    const double tol = std::max(1e-15, options_.cg_tolerance * std::min(1.0, eps / scale));
-    *cg_iterations += linalg::pcg([this](const Matrix& x, Matrix& y) { apply_system(x, y); },
-                                  [this](const Matrix& x, Matrix& y) { blocks_.apply(x, y); }, rhs, D, tol,
-                                  options_.cg_max_iterations);
-  }
-
   int preconditioner_age() const override { return age_; }
   void set_preconditioner_age(int age) override { age_ = age; }
 
   std::string save(const Matrix& D) const override {
     CgWarmStart warm;
     warm.D = D;
-    warm.X_preconditioner = X_preconditioner_;
+    warm.X_preconditioner = X_reference_;
     warm.preconditioner_age = age_;
     return encode(warm);
   }
@@ -128,8 +103,8 @@ class Cg final : public XtStep {
                                 " x " + std::to_string(r) + "; " + std::to_string(saved.size()) + " bytes saved)");
     D = std::move(warm.D);
     if (warm.X_preconditioner.size() != 0 && warm.preconditioner_age >= 0) {
-      // The saved run's preconditioner, rebuilt at its iterate: the resumed steps then use the very
-      // same one as the uninterrupted run would have.
+      // The saved run's preconditioner (or scale), rebuilt at its iterate: the resumed steps then
+      // use the very same one as the uninterrupted run would have.
       const Matrix Xk = surrogate.center();
       surrogate.update(warm.X_preconditioner);
       prepare(rho, /*rebuild_preconditioner=*/true);
@@ -138,23 +113,137 @@ class Cg final : public XtStep {
     }
   }
 
- private:
-  // (2 B + rho P*P + rho_k I) D.
-  void apply_system(const Matrix& D, Matrix& out) const {
+ protected:
+  // True when the preconditioner (scale) is rebuilt at this prepare(); counts its age.
+  bool due(bool forced) {
+    if (!forced && age_ >= 0 && age_ + 1 < options_.preconditioner_refresh) {
+      ++age_;
+      return false;
+    }
+    age_ = 0;
+    X_reference_ = s_.center();
+    return true;
+  }
+  void apply_system(const Matrix& D, Matrix& out, double rho, double shift) const {
+    // (2 B + rho P*P + shift I) D.
     Vector pd;
     Matrix adj;
     s_.linearization().apply(D, pd);
     s_.linearization().apply_adjoint(pd, adj);
     s_.apply_B(D, out);
     out *= 2.0;
-    out.noalias() += rho_ * adj;
-    if (shift_ > 0.0) out.noalias() += shift_ * D;
+    out.noalias() += rho * adj;
+    if (shift > 0.0) out.noalias() += shift * D;
+  }
+
+  int age_ = -1;
+  Matrix X_reference_;  // the iterate at which the preconditioner (scale) was built
+};
+
+// kCgBlocks, kCgSharedBlock, kCgRowScaled: CG on the whole system, the blocks as its
+// preconditioner. Any SPD preconditioner leaves CG's answer (to its tolerance) as it is, so a
+// recent one serves (AdmmOptions::preconditioner_refresh).
+template <class Inverse, Kind kKind>
+class Cg final : public Refreshed {
+ public:
+  using Refreshed::Refreshed;
+  Kind kind() const override { return kKind; }
+
+  void prepare(double rho, bool rebuild_preconditioner) override {
+    rho_ = rho;
+    if (!due(rebuild_preconditioner || !blocks_.built(s_.rows(), s_.rank()))) return;
+    balanced_rho_ = balanced(blocks_.build(s_));
+    set_rho(rho);
+  }
+  void set_rho(double rho) override {
+    rho_ = rho;
+    blocks_.factor(s_, rho, shift_);
+  }
+
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override {
+    // Inexact CG warm-started from the previous Xt; its accuracy follows eps_k (docs/method.md
+    // section 6: a fixed CG tolerance makes the gap stall at that tolerance).
+    const double scale = std::max(1.0, std::abs(s_.center_objective()));
+    const double tol = std::max(1e-15, options_.cg_tolerance * std::min(1.0, eps / scale));
+    *cg_iterations += linalg::pcg([this](const Matrix& x, Matrix& y) { apply_system(x, y, rho_, shift_); },
+                                  [this](const Matrix& x, Matrix& y) { blocks_.apply(x, y); }, rhs, D, tol,
+                                  options_.cg_max_iterations);
+  }
+
+ private:
+  Inverse blocks_;
+  double rho_ = 0.0;
+};
+
+// kLinearizedBlocks, kLinearizedSharedBlock (docs/method.md section 3.4). M = 2B + rho P*P + rho_k I
+// is the coupled system, M_1 = 2B + rho K + rho_k I its row blocks (K = blockdiag(P*P)) and
+// M~ = lambda M_1 with lambda >= lambda_max(M_1^{-1} M), so that M~ - M is PSD and the linearised
+// ADMM converges to the exact ADMM's fixed points (Fazel, Pong, Sun, Tseng 2013; by He, Ma, Yuan
+// 2020 0.75 lambda_max would still do, which covers power iteration's estimate from below).
+// lambda is estimated without rho_k (adding rho_k I to both matrices only brings it closer to 1)
+// every preconditioner_refresh MM steps; the blocks themselves are rebuilt at every step, since
+// M~ must majorise the current M.
+template <class Inverse, Kind kKind>
+class Linearized final : public Refreshed {
+ public:
+  using Refreshed::Refreshed;
+  Kind kind() const override { return kKind; }
+  double majorant_scale() const override { return lambda_; }
+
+  void prepare(double rho, bool rebuild_scale) override {
+    rho_ = rho;
+    balanced_rho_ = balanced(blocks_.build(s_));
+    if (due(rebuild_scale)) estimate(rho);
+    blocks_.factor(s_, rho, shift_);
+  }
+  void set_rho(double rho) override {
+    if (rho != rho_) estimate(rho);
+    rho_ = rho;
+    blocks_.factor(s_, rho, shift_);
+  }
+  void solve(const Matrix& rhs, Matrix& D, double, long*) override {
+    blocks_.apply(rhs, D);
+    D *= 1.0 / lambda_;
+  }
+  void proximal_term(const Matrix& D, Matrix& out) const override {
+    // (lambda - 1)(2B + rho_k) D + lambda rho K D.
+    Matrix kd;
+    blocks_.apply_gram(D, kd);
+    s_.apply_B(D, out);
+    out *= 2.0 * (lambda_ - 1.0);
+    if (shift_ > 0.0) out.noalias() += (lambda_ - 1.0) * shift_ * D;
+    out.noalias() += (lambda_ * rho_) * kd;
+  }
+
+ private:
+  // lambda = max(1, largest eigenvalue of M_1^{-1} M at rho_k = 0), by 30 steps of power iteration
+  // on M_1^{-1} M from a fixed start (deterministic, so that a resumed run estimates the same).
+  void estimate(double rho) {
+    const Index n = s_.rows(), r = s_.rank();
+    blocks_.factor(s_, rho, 0.0);
+    Matrix v(n, r), w, m1v, kd;
+    for (Index c = 0; c < r; ++c)
+      for (Index i = 0; i < n; ++i) v(i, c) = 1.0 + 0.5 * std::sin(1.0 + 0.7 * static_cast<double>(i) + 2.3 * c);
+    double lambda = 1.0;
+    for (int t = 0; t < 30; ++t) {
+      const double norm = v.norm();
+      if (!(norm > 0.0)) break;
+      v /= norm;
+      apply_system(v, w, rho, 0.0);
+      blocks_.apply_gram(v, kd);
+      s_.apply_B(v, m1v);
+      m1v = 2.0 * m1v + rho * kd;
+      const double denominator = v.cwiseProduct(m1v).sum();
+      if (!(denominator > 0.0)) break;
+      lambda = std::max(lambda, v.cwiseProduct(w).sum() / denominator);
+      blocks_.apply(w, v);
+    }
+    lambda_ = lambda;
   }
 
   Inverse blocks_;
   double rho_ = 0.0;
-  int age_ = -1;
-  Matrix X_preconditioner_;  // the iterate at which the preconditioner was built
+  double lambda_ = 1.0;
 };
 
 // The constrained variant: the split X_k + D - Y = 0 adds rho_k I to the matrix, rho_k the mean
@@ -167,9 +256,11 @@ class Constrained final : public XtStep {
       : XtStep(s, options), inner_(std::move(inner)) {}
   Kind kind() const override { return inner_->kind(); }
   bool constrained() const override { return true; }
-  void prepare(double rho, bool) override {
+  void prepare(double rho, bool rebuild) override {
     update_penalty();
-    inner_->prepare(rho, /*rebuild_preconditioner=*/true);
+    // CG's preconditioner holds rho_k and is rebuilt; a linearised step refactors its blocks at
+    // every step anyway, and its scale does not depend on rho_k.
+    inner_->prepare(rho, rebuild || !inner_->linearized());
     balanced_rho_ = inner_->balanced_rho();
   }
   void set_rho(double rho) override {
@@ -180,6 +271,8 @@ class Constrained final : public XtStep {
     inner_->solve(rhs, D, eps, cg_iterations);
   }
   void apply_gram(const Matrix& D, Matrix& out) const override { inner_->apply_gram(D, out); }
+  double majorant_scale() const override { return inner_->majorant_scale(); }
+  void proximal_term(const Matrix& D, Matrix& out) const override { inner_->proximal_term(D, out); }
   int preconditioner_age() const override { return inner_->preconditioner_age(); }
   void set_preconditioner_age(int age) override { inner_->set_preconditioner_age(age); }
   std::string save(const Matrix& D) const override { return inner_->save(D); }
@@ -223,7 +316,14 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     const bool row_scaled = options.preconditioner == CgPreconditioner::kRowScaled ||
                             (options.preconditioner == CgPreconditioner::kAuto &&
                              8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes);
-    if (shared)
+    // The linearised step needs the blocks of a diagonal B (M_1 must be block diagonal) and
+    // is measured faster than CG where it applies (docs/performance.md).
+    const bool linearized = options.coupled_step != CoupledStep::kCg && s.b_is_diagonal() && (shared || !row_scaled);
+    if (linearized && shared)
+      step = std::make_unique<Linearized<SharedBlockInverse, Kind::kLinearizedSharedBlock>>(s, options);
+    else if (linearized)
+      step = std::make_unique<Linearized<RowBlockInverse, Kind::kLinearizedBlocks>>(s, options);
+    else if (shared)
       step = std::make_unique<Cg<SharedBlockInverse, Kind::kCgSharedBlock>>(s, options);
     else if (row_scaled)
       step = std::make_unique<Cg<RowScaledInverse, Kind::kCgRowScaled>>(s, options);

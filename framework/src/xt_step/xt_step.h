@@ -13,6 +13,13 @@
 //   kCgBlocks       coupled: CG preconditioned by the inverted row blocks
 //   kCgSharedBlock  coupled: CG preconditioned by the shared block
 //   kCgRowScaled    coupled: CG preconditioned by each block's mean eigenvalue (n doubles)
+//   kLinearizedBlocks, kLinearizedSharedBlock
+//                   coupled, linearised: the ADMM's Xt-step minimises its augmented Lagrangian plus
+//                   the proximal term (1/2)||D - D_t||^2_{M~ - M} with M~ = lambda (2B + rho K + rho_k I),
+//                   K the row blocks of P*P and lambda >= the largest eigenvalue of M~^{-1} M at
+//                   lambda = 1 (power iteration), so that M~ >= M: one block solve per iteration
+//                   instead of CG, and the same fixed points, those of the exact surrogate
+//                   (docs/method.md section 3.4)
 //
 // and the constrained variant (constrained() true), which wraps one of them: the constraint
 // split's penalty rho_k joins the matrix, and its factors are rebuilt at every MM step.
@@ -37,7 +44,16 @@ class Surrogate;
 
 namespace sdprl::xt_step {
 
-enum class Kind { kRowBlocks, kSharedBlock, kFusedRows, kCgBlocks, kCgSharedBlock, kCgRowScaled };
+enum class Kind {
+  kRowBlocks,
+  kSharedBlock,
+  kFusedRows,
+  kCgBlocks,
+  kCgSharedBlock,
+  kCgRowScaled,
+  kLinearizedBlocks,
+  kLinearizedSharedBlock
+};
 SDPRL_API const char* to_string(Kind kind);
 
 // One way of solving the Xt-step, with its factors.
@@ -58,6 +74,15 @@ class SDPRL_API XtStep {
     const Kind k = kind();
     return k == Kind::kRowBlocks || k == Kind::kSharedBlock || k == Kind::kFusedRows;
   }
+
+  // True for the linearised strategies: solve() then applies M~^{-1} (not the system's inverse),
+  // and the ADMM adds proximal_term(D_t) to its right-hand side (Admm::step).
+  bool linearized() const { return kind() == Kind::kLinearizedBlocks || kind() == Kind::kLinearizedSharedBlock; }
+  // Linearised: lambda, the scale of the majorant M~ = lambda (2B + rho K + rho_k I) (0 otherwise).
+  virtual double majorant_scale() const { return 0.0; }
+  // Linearised: out = (M~ - 2B - rho_k I) D, the part of the proximal correction (M~ - M) D that the
+  // ADMM does not carry in its adjoints (its -rho P*P D is in P*(nu + rho (b - e + P D))).
+  virtual void proximal_term(const Matrix& D, Matrix& out) const;
 
   // Per MM step, after Surrogate::update(): factors the matrix at penalty `rho`. A CG
   // preconditioner is kept while it is younger than AdmmOptions::preconditioner_refresh MM steps,
