@@ -248,7 +248,8 @@ std::vector<SolverOption> make_table() {
        choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
        choice("linearized", CoupledStep::kLinearized,
               "each ADMM iteration solves the row blocks of a majorant of the coupled system, with the "
-              "proximal correction that keeps the exact surrogate's fixed points (cg where B is not diagonal)")},
+              "proximal correction that keeps the exact surrogate's fixed points, whatever the blocks' size "
+              "(cg where B is not diagonal)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md section 3.4)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,

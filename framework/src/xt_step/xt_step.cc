@@ -318,7 +318,8 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
                              8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes);
     // The linearised step needs the blocks of a diagonal B (M_1 must be block diagonal) and
     // is measured faster than CG where it applies (docs/performance.md).
-    const bool linearized = options.coupled_step != CoupledStep::kCg && s.b_is_diagonal() && (shared || !row_scaled);
+    const bool linearized = s.b_is_diagonal() && (options.coupled_step == CoupledStep::kLinearized ||
+                                                  (options.coupled_step == CoupledStep::kAuto && (shared || !row_scaled)));
     if (linearized && shared)
       step = std::make_unique<Linearized<SharedBlockInverse, Kind::kLinearizedSharedBlock>>(s, options);
     else if (linearized)
