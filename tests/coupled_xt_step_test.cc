@@ -14,6 +14,7 @@
 #include "mm/surrogate.h"
 #include "xt_step/xt_step.h"
 #include "sdprl/constraint.h"
+#include "sdprl/terms/all_entries_terms.h"
 #include "sdprl/terms/composite_terms.h"
 #include "test_models.h"
 
@@ -83,7 +84,8 @@ TEST(CoupledXtStep, PreconditionerChangesCgWorkNotTheIterates) {
   EXPECT_LT(f[0].back(), 0.9 * f[0].front());
 }
 
-// kAuto: the blocks while their n r^2 doubles fit in kBlockPreconditionerBytes, else row-scaled.
+// kAuto: the blocks while their n r^2 doubles fit in kBlockPreconditionerBytes, else row-scaled
+// (and the automatic coupled step is the linearised one while they fit).
 // The row-scaled preconditioner reads only the traces of the Gram blocks, which
 // gram_row_traces (GramSummary or generic) gives without the blocks' n r^2 doubles: each family's
 // traces against the traces of its own blocks, in both split modes, for the entry terms' own pass,
@@ -136,7 +138,10 @@ TEST(CoupledXtStep, AutomaticPreconditionerFollowsTheBlocksSize) {
     h.update(random_matrix(300, rank, 1.0, rng));
     Admm admm(h, 2.0, options);
     admm.prepare();
-    EXPECT_EQ(admm.row_scaled_preconditioner(), 8.0 * 300 * rank * rank > kBlockPreconditionerBytes) << rank;
+    const bool too_large = 8.0 * 300 * rank * rank > kBlockPreconditionerBytes;
+    EXPECT_EQ(admm.row_scaled_preconditioner(), too_large) << rank;
+    // The automatic coupled step: linearised while the blocks fit, CG past the budget.
+    EXPECT_EQ(admm.xt_step()->linearized(), !too_large) << rank;
   }
 }
 
@@ -257,14 +262,21 @@ TEST(CoupledXtStep, ResumeRefusesAMisshapenSavedXt) {
 // The linearised coupled step (docs/method.md section 3.4) keeps the exact surrogate's fixed
 // points: on one surrogate, with and without the constraint split, its ADMM ends at the minimum of
 // H that CG's reaches, to the gap. A wrong proximal correction (or majorant) moves that point.
+// The third case, all entries of a symmetric matrix, has the loss weights outside P and one shared
+// Gram block (kLinearizedSharedBlock).
 TEST(LinearizedXtStep, SameMinimumOfTheExactSurrogateAsCg) {
   const Problem p = make_problem();
   auto loss = load_loss("l1");
-  for (const bool constrained : {false, true}) {
+  std::mt19937_64 rng(41);
+  const Matrix S = random_matrix(40, 40, 1.0, rng);
+  const Matrix X_all = random_matrix(40, 4, 1.0, rng);
+  for (const int variant : {0, 1, 2}) {
+    const bool constrained = variant == 1, all_entries = variant == 2;
     Model model = p.model;
     if (constrained) model.constraint = std::make_shared<Nonnegative>();
+    if (all_entries) model.terms = std::make_shared<AllEntriesTerms>(40, (S + S.transpose()) / 2);
     Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 4);
-    h.update(p.X0.cwiseAbs());
+    h.update(all_entries ? X_all : Matrix(p.X0.cwiseAbs()));
     double minimum[2] = {0.0, 0.0};
     int iterations[2] = {0, 0};
     for (const CoupledStep step : {CoupledStep::kCg, CoupledStep::kLinearized}) {
@@ -285,12 +297,15 @@ TEST(LinearizedXtStep, SameMinimumOfTheExactSurrogateAsCg) {
       minimum[k] = st.primal;
       if (step == CoupledStep::kLinearized) {
         EXPECT_GE(admm.xt_step()->majorant_scale(), 1.0);
+        EXPECT_EQ(admm.xt_step()->kind(), all_entries ? xt_step::Kind::kLinearizedSharedBlock
+                                                      : xt_step::Kind::kLinearizedBlocks);
       }
     }
-    EXPECT_NEAR(minimum[1], minimum[0], 2e-9) << (constrained ? "constrained" : "unconstrained");
-    EXPECT_LT(minimum[0], h.center_objective() - 1.0) << "the surrogate's minimum is below F(X_k): a real step";
-    std::printf("[ linear  ] %s: min H %.12g (CG, %d ADMM iterations) against %.12g (linearised, %d)\n",
-                constrained ? "constrained" : "unconstrained", minimum[0], iterations[0], minimum[1], iterations[1]);
+    const char* name = all_entries ? "all entries" : constrained ? "constrained" : "unconstrained";
+    EXPECT_NEAR(minimum[1], minimum[0], 2e-9) << name;
+    EXPECT_LT(minimum[0], h.center_objective() - 1.0) << name << ": the surrogate's minimum is below F(X_k), a real step";
+    std::printf("[ linear  ] %s: min H %.12g (CG, %d ADMM iterations) against %.12g (linearised, %d)\n", name,
+                minimum[0], iterations[0], minimum[1], iterations[1]);
   }
 }
 

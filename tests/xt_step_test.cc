@@ -89,16 +89,16 @@ INSTANTIATE_TEST_SUITE_P(
              Kind::kCgBlocks},
         Case{"cg_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kCgSharedBlock},
-        // The automatic coupled step is the linearised one where B is diagonal, whatever CG's
-        // preconditioner would have been (but row-scaled, whose blocks are too large).
+        // The automatic coupled step is the linearised one where B is diagonal and the blocks fit
+        // the budget, whatever CG's preconditioner is set to (large blocks: CoupledXtStep tests).
         Case{"linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, false,
              Kind::kLinearizedBlocks, CoupledStep::kAuto},
         Case{"constrained_linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
              Kind::kLinearizedBlocks, CoupledStep::kAuto},
         Case{"linearized_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kLinearizedSharedBlock, CoupledStep::kLinearized},
-        Case{"linearized_row_scaled_is_cg", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
-             Kind::kCgRowScaled, CoupledStep::kAuto}),
+        Case{"linearized_whatever_cg_preconditioner", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled,
+             false, Kind::kLinearizedBlocks, CoupledStep::kAuto}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else

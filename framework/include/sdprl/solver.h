@@ -54,7 +54,8 @@ SDPRL_API bool from_string(const std::string& text, CgPreconditioner* p);
 // How the coupled Xt-step meets the exact surrogate (AdmmOptions::coupled_step; docs/method.md
 // section 3.4).
 enum class CoupledStep {
-  kAuto,        // kLinearized where it applies (B diagonal, blocks within kBlockPreconditionerBytes), else kCg
+  kAuto,        // kLinearized in coupled runs without the rank staircase where B is diagonal and the
+                // blocks fit in kBlockPreconditionerBytes (or are one shared block), else kCg
   kCg,          // each ADMM iteration solves (2B + rho P*P + rho_k I) D = rhs by preconditioned CG
   kLinearized,  // each ADMM iteration solves the row blocks of a majorant of that matrix, with the
                 // proximal correction that keeps the exact surrogate's fixed points (where it applies)

@@ -43,8 +43,9 @@ class SDPRL_API Admm {
   }
   // The Xt-step's own warm start, for SolverState::xt_step_state (XtStep::save): empty for the
   // direct Xt-step; for the coupled one the last Xt (state.D, from which CG starts) and the iterate
-  // at which CG's preconditioner was built with its age. Neither changes the ADMM's iterates beyond
-  // CG's tolerance; they are kept so that a resumed run is bit for bit the uninterrupted one.
+  // at which CG's preconditioner was built with its age. Neither changes CG's iterates beyond its
+  // tolerance; they are kept so that a resumed run is bit for bit the uninterrupted one. (For the
+  // linearised step, Xt is the centre of the proximal term and does change the iterates.)
   std::string save_warm_start(const AdmmState& state) const;
   // Gives a saved warm start back (after the surrogate's update at the resumed X_k): state.D, and
   // the preconditioner rebuilt at its saved iterate (surrogate.update() there and back to X_k).

@@ -35,8 +35,9 @@ struct AdmmState {
   SDPRL_API void unpack();
   Vector PD;   // P(D) of the last iteration
   // Direct Xt-step: P*(nu) and P*(b - e), kept up to date by Admm::iterate so that an iteration
-  // needs one adjoint instead of two. Valid while adjoint_generation matches the Admm's; a caller
-  // that changes nu or e by hand sets adjoint_generation = 0.
+  // needs one adjoint instead of two; linearised step: P*(nu) and P*(nu + rho (b - e + P D)), and
+  // PD. Valid while adjoint_generation matches the Admm's; a caller that changes nu, e (or, for the
+  // linearised step, D) by hand sets adjoint_generation = 0.
   Matrix Pnu, Pu;
   std::uint64_t adjoint_generation = 0;
   double primal = 0.0, dual = 0.0, gap = 0.0;

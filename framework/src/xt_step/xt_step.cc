@@ -177,12 +177,13 @@ class Cg final : public Refreshed {
 
 // kLinearizedBlocks, kLinearizedSharedBlock (docs/method.md section 3.4). M = 2B + rho P*P + rho_k I
 // is the coupled system, M_1 = 2B + rho K + rho_k I its row blocks (K = blockdiag(P*P)) and
-// M~ = lambda M_1 with lambda >= lambda_max(M_1^{-1} M), so that M~ - M is PSD and the linearised
-// ADMM converges to the exact ADMM's fixed points (Fazel, Pong, Sun, Tseng 2013; by He, Ma, Yuan
-// 2020 0.75 lambda_max would still do, which covers power iteration's estimate from below).
-// lambda is estimated without rho_k (adding rho_k I to both matrices only brings it closer to 1)
-// every preconditioner_refresh MM steps; the blocks themselves are rebuilt at every step, since
-// M~ must majorise the current M.
+// M~ = lambda M_1 with lambda the largest eigenvalue of M_1^{-1} M, so that M~ - M is PSD and the
+// linearised ADMM converges to the exact ADMM's fixed points (Fazel, Pong, Sun, Tseng 2013).
+// lambda is estimated without rho_k (adding rho_k I to both matrices only brings it closer to 1),
+// from below by power iteration, at one iterate every preconditioner_refresh MM steps (and after a
+// refused step or a change of rho), while the blocks are rebuilt at every step: M~ >= M is exact
+// at the estimate's iterate only, and between refreshes it rests on lambda changing slowly with
+// X_k (measured, docs/method.md section 3.4), not on a proof.
 template <class Inverse, Kind kKind>
 class Linearized final : public Refreshed {
  public:
@@ -197,7 +198,10 @@ class Linearized final : public Refreshed {
     blocks_.factor(s_, rho, shift_);
   }
   void set_rho(double rho) override {
-    if (rho != rho_) estimate(rho);
+    if (rho != rho_) {
+      due(/*forced=*/true);  // the scale's iterate and age, as a resumed run rebuilds them
+      estimate(rho);
+    }
     rho_ = rho;
     blocks_.factor(s_, rho, shift_);
   }
@@ -318,8 +322,9 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
                              8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes);
     // The linearised step needs the blocks of a diagonal B (M_1 must be block diagonal) and
     // is measured faster than CG where it applies (docs/performance.md).
+    const bool blocks_fit = 8.0 * static_cast<double>(n) * static_cast<double>(r * r) <= kBlockPreconditionerBytes;
     const bool linearized = s.b_is_diagonal() && (options.coupled_step == CoupledStep::kLinearized ||
-                                                  (options.coupled_step == CoupledStep::kAuto && (shared || !row_scaled)));
+                                                  (options.coupled_step == CoupledStep::kAuto && (shared || blocks_fit)));
     if (linearized && shared)
       step = std::make_unique<Linearized<SharedBlockInverse, Kind::kLinearizedSharedBlock>>(s, options);
     else if (linearized)
