@@ -194,29 +194,31 @@ class Linearized final : public Refreshed {
   void prepare(double rho, bool rebuild_scale) override {
     rho_ = rho;
     balanced_rho_ = balanced(blocks_.build(s_));
-    if (due(rebuild_scale)) estimate(rho);
-    blocks_.factor(s_, rho, shift_);
+    // estimate() leaves the blocks factored without rho_k: refactored only where rho_k > 0.
+    const bool estimated = due(rebuild_scale);
+    if (estimated) estimate(rho);
+    if (!estimated || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
   }
   void set_rho(double rho) override {
-    if (rho != rho_) {
+    const bool estimated = rho != rho_;
+    if (estimated) {
       due(/*forced=*/true);  // the scale's iterate and age, as a resumed run rebuilds them
       estimate(rho);
     }
     rho_ = rho;
-    blocks_.factor(s_, rho, shift_);
+    if (!estimated || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
   }
   void solve(const Matrix& rhs, Matrix& D, double, long*) override {
     blocks_.apply(rhs, D);
     D *= 1.0 / lambda_;
   }
   void proximal_term(const Matrix& D, Matrix& out) const override {
-    // (lambda - 1)(2B + rho_k) D + lambda rho K D.
-    Matrix kd;
-    blocks_.apply_gram(D, kd);
+    // (lambda - 1)(2B + rho_k) D + lambda rho K D; K D in a member, as this runs every ADMM iteration.
+    blocks_.apply_gram(D, kd_);
     s_.apply_B(D, out);
     out *= 2.0 * (lambda_ - 1.0);
     if (shift_ > 0.0) out.noalias() += (lambda_ - 1.0) * shift_ * D;
-    out.noalias() += (lambda_ * rho_) * kd;
+    out.noalias() += (lambda_ * rho_) * kd_;
   }
 
  private:
@@ -248,6 +250,7 @@ class Linearized final : public Refreshed {
   Inverse blocks_;
   double rho_ = 0.0;
   double lambda_ = 1.0;
+  mutable Matrix kd_;  // proximal_term()'s K D
 };
 
 // The constrained variant: the split X_k + D - Y = 0 adds rho_k I to the matrix, rho_k the mean
