@@ -157,7 +157,7 @@ TEST(OptionsTable, IsValidNamesTheKeyTheValueAndTheRule) {
   EXPECT_EQ(error_of(o), "solver.rank = -1: must be >= 1 (or 0 for the model's default)");
   o = SolverOptions();
   o.curvature_scale = 1.5;
-  EXPECT_EQ(error_of(o), "solver.curvature_scale = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_of(o), "solver.curvature_scale = 1.5: must be in [0, 1]");
   o = SolverOptions();
   o.admm.rho = -0.5;
   EXPECT_EQ(error_of(o), "solver.admm.rho = -0.5: must be >= 0 (0 = automatic)");

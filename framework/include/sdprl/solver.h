@@ -119,7 +119,8 @@ struct SolverOptions {
   // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
   // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
   // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
-  // the rank-5 quickstart it takes 202 MM steps instead of 169 (docs/performance.md).
+  // the rank-5 quickstart it takes 202 MM steps instead of 169 (docs/performance.md). 0: automatic,
+  // from 1, halved while the steps measure that a quarter of it would have passed (section 2.1).
   double curvature_scale = 1.0;
   // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
   // step X_k -> X_k + Xt, F is tried at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 and the lowest

@@ -151,12 +151,14 @@ std::vector<SolverOption> make_table() {
   t.push_back(integer_option("min_mm_iterations", SDPRL_MEMBER(min_mm_iterations), NumberRule::closed(0, 1e9),
                              "... and not before this many MM steps"));
   t.push_back(number_option(
-      "curvature_scale", SDPRL_MEMBER(curvature_scale), NumberRule::half_open(0, 1),
+      "curvature_scale", SDPRL_MEMBER(curvature_scale), NumberRule::closed(0, 1),
       "tau, the share of the loss terms' curvature bound C kept by each MM step's surrogate "
       "(B = tau C + (lambda I + gamma A_+) / 2). 1 is the paper's majoriser; below 1 a step is accepted "
       "only when F(X_k + Xt) <= H(Xt), and a refused one is taken again with tau doubled (summary.json: "
       "rejected_steps and the final curvature_scale). C is loose when many terms share a row of X, and "
-      "there a smaller tau can save MM steps"));
+      "there a smaller tau can save MM steps. 0: automatic, from 1, halved after a step that needed under a "
+      "quarter of it (the curvature measured along the step), never below 2^(refused steps) / 64 "
+      "(docs/method.md section 2.1)"));
   t.push_back(number_option("time_limit", SDPRL_MEMBER(time_limit), NumberRule::non_negative(),
                             "seconds (a resumed run counts the time before its interruption too)", "none"));
   t.push_back(number_option(

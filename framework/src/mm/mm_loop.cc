@@ -31,6 +31,7 @@ struct Trial {
   double f_before = 0.0;         // F(X_k)
   double dual = 0.0;             // the ADMM's dual bound: min H >= dual (docs/method.md section 7.2)
   double magnitude = 0.0;        // the size of F(X_k)'s parts
+  double curvature = 0.0;        // <Xt, C Xt> at X_k (automatic tau only)
   bool checkpoint_due = false;
 };
 
@@ -90,6 +91,7 @@ class MmLoop {
         if (summary_.status == SolverStatus::kConverged && raise_rank(k)) continue;  // the staircase
         break;
       }
+      if (options_.curvature_scale == 0.0) lower_curvature_scale(trial);
       // F < 0 is where a model can be unbounded (F(0) = sum phi(|t|) >= 0): checked at k = 1, 2, 4,
       // ... and every 32nd step, an objective evaluation each (under 3% of a run's work).
       if (loop_.f < 0.0 && ((k & (k - 1)) == 0 || k % 32 == 0) && proves_unbounded()) break;
@@ -118,7 +120,9 @@ class MmLoop {
   // finite (the summary says so).
   bool begin() {
     // tau of SolverOptions::curvature_scale, as refused steps have raised it so far.
-    const double tau_start = start_ ? start_->curvature_scale : options_.curvature_scale;
+    // (0, automatic, starts at the majoriser's 1.)
+    const double tau_start = start_ ? start_->curvature_scale
+                                    : options_.curvature_scale == 0.0 ? 1.0 : options_.curvature_scale;
     if (!(tau_start > 0.0 && tau_start <= 1.0))
       throw Error("solver", "the saved curvature scale " + fmt("%.17g", tau_start) + " is not in (0, 1]");
     surrogate_->set_curvature_scale(tau_start);
@@ -192,6 +196,7 @@ class MmLoop {
     Trial t;
     t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps);
+    if (options_.curvature_scale == 0.0) t.curvature = surrogate_->curvature_along(state_.step);
     t.dual = state_.dual;
     t.magnitude = surrogate_->objective_magnitude();
     summary_.admm_iterations += t.inner;
@@ -309,6 +314,26 @@ class MmLoop {
       return true;
     }
     return false;
+  }
+
+  // The automatic curvature scale (SolverOptions::curvature_scale = 0; docs/method.md section 2.1),
+  // after an accepted step Xt at tau: H is linear in tau, H_tau(Xt) = H_0(Xt) + tau <Xt, C Xt>, so
+  // the step needed tau* = tau - (H_tau(Xt) - F(X_k + Xt)) / <Xt, C Xt> to pass. When 2 tau* is at
+  // most tau / 2 (a factor 2 to spare for the next step's direction), tau is halved and the
+  // surrogate at X_{k+1} rebuilt with it. It never goes below 2^(refused steps) / 64: each refusal
+  // (which doubles tau, judge()) doubles that floor, so a run refuses at most 6 steps this way
+  // and cannot alternate between a tau and its refusal. The floor is a function of the summary's
+  // count, so a resumed run lowers tau exactly as the uninterrupted one.
+  void lower_curvature_scale(const Trial& t) {
+    const double tau = surrogate_->curvature_scale();
+    const double floor = std::min(1.0, std::ldexp(1.0 / 64.0, summary_.rejected_steps));
+    if (!(t.curvature > 0.0) || 0.5 * tau < floor) return;
+    const double needed = tau - (t.surrogate_value - t.f_next) / t.curvature;
+    if (!(2.0 * needed <= 0.5 * tau)) return;
+    surrogate_->set_curvature_scale(0.5 * tau);
+    surrogate_->update(X_);
+    primed_ = false;
+    rebuild_preconditioner_ = true;  // B changed with tau
   }
 
   // Over-relaxation (SolverOptions::overrelax; docs/method.md section 7.5), with X_ = X_k + Xt just

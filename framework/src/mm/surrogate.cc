@@ -73,6 +73,22 @@ double Surrogate::b_diagonal_entry(Index i, double curvature) const {
   return d;
 }
 
+double Surrogate::curvature_along(const Matrix& D) const {
+  if (b_diagonal_) {
+    // C_ii from B_ii = tau C_ii + lambda / 2 (+ gamma / 2 a_ii): b_diagonal_entry() backwards.
+    double q = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      double c = b_diag_[i] - 0.5 * weights_.lambda;
+      if (a_curvature_) c -= 0.5 * weights_.gamma * a_diag_[i];
+      q += c * D.row(i).squaredNorm();
+    }
+    return q / tau_;
+  }
+  Matrix CD;
+  lin_->apply_curvature(D, CD);
+  return D.cwiseProduct(CD).sum();
+}
+
 void Surrogate::apply_B(const Matrix& D, Matrix& out) const {
   if (b_diagonal_) {
     out = b_diag_.asDiagonal() * D;

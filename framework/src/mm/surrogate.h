@@ -82,6 +82,8 @@ class SDPRL_API Surrogate {
   // checked (SolverOptions::curvature_scale). Takes effect at the next update().
   void set_curvature_scale(double tau) { tau_ = tau; }
   double curvature_scale() const { return tau_; }
+  // <D, C D>: the loss terms' curvature bound along D, at X_k (the automatic tau measures with it).
+  double curvature_along(const Matrix& D) const;
   // True when the A-term contributes curvature (gamma > 0 and A_+ != 0).
   bool has_a_curvature() const { return a_curvature_; }
   const Model& model() const { return model_; }
