@@ -76,6 +76,10 @@ TEST(CurvatureScale, ScalesOnlyTheLossCurvatureInB) {
     scaled.apply_B(D, BD_scaled);
     const Matrix expected_BD = 0.25 * (BD_full - 0.5 * lambda * D) + 0.5 * lambda * D;
     EXPECT_LE((BD_scaled - expected_BD).norm(), 1e-12 * expected_BD.norm()) << static_cast<int>(split);
+    // <D, C D> (the automatic tau's measure), read back from B's diagonal: B_1 - B_tau = (1 - tau) C.
+    const double quadratic = (D.cwiseProduct(BD_full).sum() - D.cwiseProduct(BD_scaled).sum()) / 0.75;
+    EXPECT_NEAR(full.curvature_along(D), quadratic, 1e-12 * quadratic) << static_cast<int>(split);
+    EXPECT_NEAR(scaled.curvature_along(D), quadratic, 1e-12 * quadratic) << static_cast<int>(split);
     // H(0) = F(X_k) whatever tau: only the quadratic part of H changes.
     EXPECT_EQ(scaled.center_objective(), full.center_objective());
     EXPECT_LT(scaled.value(D), full.value(D));
@@ -257,26 +261,38 @@ TEST(CurvatureScale, AutomaticTauReachesTheMinimumInFewerMmSteps) {
   EXPECT_LT(steps_to(automatic, f1), 0.7 * steps_to(fixed, f1)) << steps_to(automatic, f1) << " against " << steps_to(fixed, f1);
   EXPECT_LT(automatic.curvature_scale, 1.0);
   EXPECT_LE(automatic.rejected_steps, 6);
-  EXPECT_GE(automatic.curvature_scale, std::ldexp(1.0 / 64, automatic.rejected_steps) * (1.0 - 1e-15) / 2.0);
+  EXPECT_GE(automatic.curvature_scale, std::ldexp(1.0 / 64, automatic.rejected_steps));
   for (const TraceRow& row : automatic.trace) {
     ASSERT_EQ(std::log2(row.curvature_scale), std::round(std::log2(row.curvature_scale))) << row.mm_iteration;
     ASSERT_EQ(row.rho, automatic.trace.front().rho) << "step " << row.mm_iteration << ": rho is fixed";
   }
 
+  // Interrupted at steps where tau has just been halved (the first ones) and later: the resumed
+  // run ends bit for bit where the uninterrupted one does.
   SolverOptions o = options(SplitMode::kCoupled, 0.0);
   o.max_mm_iterations = 60;
   o.relative_tolerance = 0.0;
   Matrix reference = p.X0;
   const Summary full = solve(p.model, *loss, kWeights, o, reference);
-  const SolverState st = state_at_interrupt(p.model, *loss, kWeights, o, p.X0, 25);
-  ASSERT_LT(st.curvature_scale, 1.0) << "tau not lowered before the interrupt: the resume checks nothing";
-  Matrix resumed = st.X;
-  const Summary rest = solve(p.model, *loss, kWeights, o, resumed, {}, &st);
-  EXPECT_EQ(rest.curvature_scale, full.curvature_scale);
-  EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
+  std::vector<int> halved;  // steps whose acceptance halved tau
+  for (int k = 1; k + 1 < full.mm_iterations && halved.size() < 3; ++k)
+    if (full.trace[k].curvature_scale < full.trace[k - 1].curvature_scale) halved.push_back(k);
+  ASSERT_FALSE(halved.empty()) << "tau never halved: the resume checks nothing";
+  halved.push_back(25);
+  for (int k : halved) {
+    const SolverState st = state_at_interrupt(p.model, *loss, kWeights, o, p.X0, k);
+    ASSERT_EQ(st.k, k);
+    ASSERT_EQ(st.curvature_scale, full.trace[k].curvature_scale) << "step " << k + 1 << "'s tau is not in the checkpoint";
+    Matrix resumed = st.X;
+    const Summary rest = solve(p.model, *loss, kWeights, o, resumed, {}, &st);
+    EXPECT_EQ(rest.curvature_scale, full.curvature_scale) << k;
+    EXPECT_EQ(rest.rejected_steps, full.rejected_steps) << k;
+    EXPECT_TRUE(resumed == reference) << "interrupted at " << k << ": max difference "
+                                      << (resumed - reference).cwiseAbs().maxCoeff();
+  }
 }
 
-// solve() refuses a tau outside (0, 1] before any work, naming the field and the rule.
+// solve() refuses a tau outside [0, 1] before any work, naming the field and the rule.
 TEST(CurvatureScale, ValidationNamesTheFieldAndTheRule) {
   const Problem p = make_problem();
   auto loss = load_loss("l1");

@@ -91,7 +91,6 @@ class MmLoop {
         if (summary_.status == SolverStatus::kConverged && raise_rank(k)) continue;  // the staircase
         break;
       }
-      if (options_.curvature_scale == 0.0) lower_curvature_scale(trial);
       // F < 0 is where a model can be unbounded (F(0) = sum phi(|t|) >= 0): checked at k = 1, 2, 4,
       // ... and every 32nd step, an objective evaluation each (under 3% of a run's work).
       if (loop_.f < 0.0 && ((k & (k - 1)) == 0 || k % 32 == 0) && proves_unbounded()) break;
@@ -299,6 +298,10 @@ class MmLoop {
       if (exact_) loop_.tight = true;
       else switch_to_exact(k + 1);
     }
+    // The automatic tau, before any checkpoint of this step (an interrupt's below) so that a
+    // resumed run continues at the tau this one does; not on a step whose switch to the exact
+    // surrogate already prepared the next step's ADMM (skip_prepare_) at this tau.
+    if (options_.curvature_scale == 0.0 && !skip_prepare_) lower_curvature_scale(trial);
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
     // then set), so that the checkpoint holds a state between two steps.
@@ -333,7 +336,10 @@ class MmLoop {
     surrogate_->set_curvature_scale(0.5 * tau);
     surrogate_->update(X_);
     primed_ = false;
-    rebuild_preconditioner_ = true;  // B changed with tau
+    // B changed with tau: the preconditioner (linearised: the scale) is rebuilt at the next
+    // prepare(). Said through its age, which a checkpoint keeps, not through rebuild_preconditioner_,
+    // which it does not: a run resumed from this step rebuilds there too.
+    admm_->set_preconditioner_age(options_.admm.preconditioner_refresh);
   }
 
   // Over-relaxation (SolverOptions::overrelax; docs/method.md section 7.5), with X_ = X_k + Xt just
