@@ -320,12 +320,11 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
       step = std::make_unique<Exact<RowBlockInverse, Kind::kRowBlocks>>(s, options);
   } else {
     // CG's preconditioner (AdmmOptions::preconditioner; a shared block is cheap anyway).
+    const bool blocks_fit = 8.0 * static_cast<double>(n) * static_cast<double>(r * r) <= kBlockPreconditionerBytes;
     const bool row_scaled = options.preconditioner == CgPreconditioner::kRowScaled ||
-                            (options.preconditioner == CgPreconditioner::kAuto &&
-                             8.0 * static_cast<double>(n) * static_cast<double>(r * r) > kBlockPreconditionerBytes);
+                            (options.preconditioner == CgPreconditioner::kAuto && !blocks_fit);
     // The linearised step needs the blocks of a diagonal B (M_1 must be block diagonal) and
     // is measured faster than CG where it applies (docs/performance.md).
-    const bool blocks_fit = 8.0 * static_cast<double>(n) * static_cast<double>(r * r) <= kBlockPreconditionerBytes;
     const bool linearized = s.b_is_diagonal() && (options.coupled_step == CoupledStep::kLinearized ||
                                                   (options.coupled_step == CoupledStep::kAuto && (shared || blocks_fit)));
     if (linearized && shared)
