@@ -115,13 +115,16 @@ class MmLoop {
  private:
   enum class Next { kGoOn, kRetry, kStop };
 
+  // SolverOptions::curvature_scale = 0: tau chosen by lower_curvature_scale().
+  bool automatic_tau() const { return options_.curvature_scale == 0.0; }
+
   // The surrogate at X_0 (or the saved X_k) and the loop's variables; false when F(X_0) is not
   // finite (the summary says so).
   bool begin() {
     // tau of SolverOptions::curvature_scale, as refused steps have raised it so far.
     // (0, automatic, starts at the majoriser's 1.)
     const double tau_start = start_ ? start_->curvature_scale
-                                    : options_.curvature_scale == 0.0 ? 1.0 : options_.curvature_scale;
+                                    : automatic_tau() ? 1.0 : options_.curvature_scale;
     if (!(tau_start > 0.0 && tau_start <= 1.0))
       throw Error("solver", "the saved curvature scale " + fmt("%.17g", tau_start) + " is not in (0, 1]");
     surrogate_->set_curvature_scale(tau_start);
@@ -195,7 +198,7 @@ class MmLoop {
     Trial t;
     t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps);
-    if (options_.curvature_scale == 0.0) t.curvature = surrogate_->curvature_along(state_.step);
+    if (automatic_tau()) t.curvature = surrogate_->curvature_along(state_.step);
     t.dual = state_.dual;
     t.magnitude = surrogate_->objective_magnitude();
     summary_.admm_iterations += t.inner;
@@ -301,7 +304,7 @@ class MmLoop {
     // The automatic tau, before any checkpoint of this step (an interrupt's below) so that a
     // resumed run continues at the tau this one does; not on a step whose switch to the exact
     // surrogate already prepared the next step's ADMM (skip_prepare_) at this tau.
-    if (options_.curvature_scale == 0.0 && !skip_prepare_) lower_curvature_scale(trial);
+    if (automatic_tau() && !skip_prepare_) lower_curvature_scale(trial);
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
     // then set), so that the checkpoint holds a state between two steps.

@@ -194,19 +194,13 @@ class Linearized final : public Refreshed {
   void prepare(double rho, bool rebuild_scale) override {
     rho_ = rho;
     balanced_rho_ = balanced(blocks_.build(s_));
-    // estimate() leaves the blocks factored without rho_k: refactored only where rho_k > 0.
-    const bool estimated = due(rebuild_scale);
-    if (estimated) estimate(rho);
-    if (!estimated || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
+    factor(rho, due(rebuild_scale));
   }
   void set_rho(double rho) override {
-    const bool estimated = rho != rho_;
-    if (estimated) {
-      due(/*forced=*/true);  // the scale's iterate and age, as a resumed run rebuilds them
-      estimate(rho);
-    }
+    const bool changed = rho != rho_;
+    if (changed) due(/*forced=*/true);  // the scale's iterate and age, as a resumed run rebuilds them
+    factor(rho, changed);
     rho_ = rho;
-    if (!estimated || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
   }
   void solve(const Matrix& rhs, Matrix& D, double, long*) override {
     blocks_.apply(rhs, D);
@@ -222,6 +216,13 @@ class Linearized final : public Refreshed {
   }
 
  private:
+  // The blocks factored at (rho, shift_), lambda estimated again first when `reestimate`.
+  // estimate() leaves them factored without the shift, so only a shifted system is factored twice.
+  void factor(double rho, bool reestimate) {
+    if (reestimate) estimate(rho);
+    if (!reestimate || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
+  }
+
   // lambda = max(1, largest eigenvalue of M_1^{-1} M at rho_k = 0), by 30 steps of power iteration
   // on M_1^{-1} M from a fixed start (deterministic, so that a resumed run estimates the same).
   void estimate(double rho) {
