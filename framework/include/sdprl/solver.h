@@ -105,6 +105,9 @@ struct SolverOptions {
   // dual proves min H >= F(X_k) - this * (size of F's parts): no exact MM step from X_k can lower
   // the surrogate by more (Summary::stationarity). 0: small steps alone.
   double stationarity_tolerance = 1e-6;
+  // At the end of a row-split run, bracket its result's distance from a fixed point of the exact
+  // surrogate (Summary::stationarity and stationarity_lower; docs/method.md section 7.2).
+  bool measure_stationarity = false;
   // Models whose terms are constraints (Model::infeasibility, e.g. sdpa): `sdprl run` accepts a
   // result only when its relative violation is at most this; otherwise it lowers gamma tenfold and
   // solves again from that result, up to four times (docs/method.md section 9). Also the bound on
@@ -242,8 +245,13 @@ struct Summary {
   // How far the result X is from a fixed point of MM on the exact surrogate H of Prop. 2 (so from
   // a stationary point of F): an upper bound on (F(X) - min H) / (size of F's parts), from the
   // ADMM's dual; 0 exactly at a fixed point (docs/method.md section 7.2). Proved by a run with
-  // admm.split = kAuto that converged; NaN for every other run (not measured).
+  // admm.split = kAuto that converged; measured once at the end of a row-split run with
+  // SolverOptions::measure_stationarity (where the exact surrogate's linearised step applies);
+  // NaN where not measured.
   double stationarity = std::numeric_limits<double>::quiet_NaN();
+  // A lower bound on the same quantity, F(X) - H(D) for the ADMM's D: stationarity_lower > 0
+  // proves that one exact MM step from X lowers F by at least that much.
+  double stationarity_lower = std::numeric_limits<double>::quiet_NaN();
   int finishing_step = 0;  // admm.split kAuto: the first MM step on the exact surrogate (0: none)
   Certificate certificate;  // at the end of an MM run (docs/method.md section 7.3)
   std::vector<RankRaise> rank_raises;  // the rank staircase's steps; `rank` is the final rank

@@ -139,6 +139,13 @@ std::vector<SolverOption> make_table() {
       "xt_step = \"auto\": on the exact surrogate the run ends only when the ADMM's dual also proves that "
       "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
       "(summary.json: stationarity); 0 = small steps alone"));
+  t.push_back(boolean_option(
+      "measure_stationarity", SDPRL_MEMBER(measure_stationarity),
+      "at the end of a row-split run, measure how far its result is from a fixed point of the exact surrogate: "
+      "F(X) - min H over the size of F's parts, bracketed from above and below (summary.json: stationarity, "
+      "stationarity_lower; docs/method.md section 7.2) by up to 300 iterations of the exact surrogate's "
+      "linearised ADMM. Not under a constraint or where B is not diagonal. Off by default: it costs about a third "
+      "of the quickstart's solve"));
   t.push_back(number_option(
       "feasibility_tolerance", SDPRL_MEMBER(feasibility_tolerance), NumberRule::non_negative(),
       "models whose terms are constraints (sdpa): the largest relative violation a result may have. Above "

@@ -92,7 +92,10 @@ std::string Summary::brief_report() const {
   os << "sdprl: " << to_string(status) << " after " << mm_iterations << " MM iterations ("
      << admm_iterations << " ADMM), objective " << fmt("%.6e", final_objective) << " (from "
      << fmt("%.6e", initial_objective) << "), " << fmt("%.3f", init_time + solve_time) << " s";
-  if (!std::isnan(stationarity)) os << ", stationarity " << fmt("%.1e", stationarity);
+  if (!std::isnan(stationarity)) {
+    os << ", stationarity " << fmt("%.1e", stationarity);
+    if (stationarity_lower > 0.0) os << " (at least " << fmt("%.1e", stationarity_lower) << ")";
+  }
   if (!rank_raises.empty()) os << ", rank " << rank_raises.front().from << " -> " << rank;
   if (certificate.computed) os << ", " << certificate.brief();
   if (rejected_steps > 0)

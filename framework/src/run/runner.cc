@@ -214,6 +214,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["cg_iterations"] = s.cg_iterations;
   j["curvature_scale"] = number(s.curvature_scale);
   j["stationarity"] = number(s.stationarity);
+  j["stationarity_lower"] = number(s.stationarity_lower);
   j["finishing_step"] = s.finishing_step;
   const Certificate& c = s.certificate;
   j["certificate"] = c.computed ? nlohmann::json{{"computed", true},
