@@ -397,7 +397,7 @@ class MmLoop {
   // iterates D and multipliers nu bracket the measure,
   //     F(X) - H(D) <= F(X) - min H <= F(X) - D(nu),
   // and it runs, in rounds of kRound iterations, until the upper end is within the stationarity
-  // tolerance (X is a fixed point), or the bracket is known to a factor 2 (X is not, and by how
+  // tolerance (X is a fixed point), or the bracket is known to a factor 4 (X is not, and by how
   // much), or kMaxIterations. X, rho and the counts of the run stay as they were. Not where the
   // linearised step does not apply (a constraint, or B not diagonal): those need CG, at up to 0.4 s
   // an iteration on cmvu_usps, and stay unmeasured (NaN).
@@ -409,14 +409,8 @@ class MmLoop {
     AdmmOptions admm = options_.admm;
     admm.coupled_step = CoupledStep::kLinearized;
     admm.max_iterations = kRound;
-    summary_.rho = automatic_rho(loss_, options_.admm);  // chosen afresh, as switch_to_exact() does
-    rebuild_exact(admm);
+    start_exact(admm);
     if (admm_->xt_step() && admm_->xt_step()->linearized()) {
-      balance_rho();
-      state_.packed_rho = 0.0;
-      Vector().swap(state_.u);
-      warm_exact_multipliers(*surrogate_, state_);
-      state_.D.setZero(X_.rows(), X_.cols());
       const double f = surrogate_->center_objective(), magnitude = surrogate_->objective_magnitude();
       const double tol = options_.stationarity_tolerance * magnitude;
       double lower = 0.0, upper = std::numeric_limits<double>::infinity();
@@ -442,14 +436,20 @@ class MmLoop {
   // residual, where the row-split half-terms carry no usable value; e = b, the split of D = 0.
   void switch_to_exact(int k) {
     summary_.finishing_step = k;
-    summary_.rho = automatic_rho(loss_, options_.admm);  // chosen afresh for the exact surrogate
-    rebuild_exact();
+    start_exact(admm_options());
+    log_.switched(k, summary_.rho);
+  }
+
+  // The exact surrogate at X_ with its ADMM (options `admm`) at a rho chosen afresh for it, and the
+  // ADMM's state started from the multipliers 2 w sign(b) and D = 0.
+  void start_exact(const AdmmOptions& admm) {
+    summary_.rho = automatic_rho(loss_, options_.admm);
+    rebuild_exact(admm);
     balance_rho();
     state_.packed_rho = 0.0;
     Vector().swap(state_.u);
     warm_exact_multipliers(*surrogate_, state_);
     state_.D.setZero(X_.rows(), X_.cols());
-    log_.switched(k, summary_.rho);
   }
 
   // The rank staircase (SolverOptions::max_rank; docs/method.md section 7.4), after MM step k on
