@@ -61,10 +61,10 @@ class SDPRL_API RowSplitView {
   virtual void row_vectors(Index i, double* out) const = 0;
 };
 
-// The one-pass MM rebuild (Surrogate::update): does what ConstraintSet::evaluate, Loss::evaluate on
-// |r| and TermLinearization::update(X, w, r) do together, in one pass over the split terms that
-// never forms the m-vectors r and w (their term-indexed gather was a third of an MM step at
-// m = 10^5).
+// The one-pass MM rebuild (the solver's surrogate update at each MM step): does what
+// ConstraintSet::evaluate, Loss::evaluate on |r| and TermLinearization::update(X, w, r) do
+// together, in one pass over the split terms that never forms the m-vectors r and w (their
+// term-indexed gather was a third of an MM step at m = 10^5).
 class SDPRL_API OnePassUpdate {
  public:
   virtual ~OnePassUpdate();

@@ -74,7 +74,7 @@ struct AdmmOptions {
   double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step)
   double rho_scale = 10.0;        // the automatic rule's numerator (docs/method.md section 3)
   double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
-  double c0 = 0.0;                // 0 = automatic: the size of F's parts at the start (Surrogate::objective_magnitude)
+  double c0 = 0.0;                // 0 = automatic: the size of F's parts at the start (docs/method.md section 7)
   double min_tolerance = 1e-8;    // eps_min
   SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (docs/method.md section 3)
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||

@@ -15,8 +15,8 @@ TargetedTerms::~TargetedTerms() = default;
 
 PairTerms::PairTerms(const char* family, Index n, std::vector<std::int32_t> rows, std::vector<std::int32_t> cols,
                      Vector targets)
-    : TargetedTerms(n, std::move(targets)), rows_(std::move(rows)), cols_(std::move(cols)) {
-  const std::string name = family;
+    : TargetedTerms(n, std::move(targets)), family_(family), rows_(std::move(rows)), cols_(std::move(cols)) {
+  const std::string& name = family_;
   if (n <= 0) throw Error("", name + " terms: dimension must be positive, got " + std::to_string(n));
   if (rows_.size() != cols_.size() || static_cast<Index>(rows_.size()) != size())
     throw Error("", name + " terms: rows, cols and targets differ in length");

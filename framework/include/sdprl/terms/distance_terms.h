@@ -13,11 +13,6 @@
 // Nothing n x n is formed in either mode.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <vector>
-
-#include "sdprl/export.h"
 #include "sdprl/terms/term_data.h"
 
 namespace sdprl {
@@ -29,9 +24,15 @@ class SDPRL_API DistanceTerms final : public PairTerms {
   DistanceTerms(Index n, std::vector<std::int32_t> rows, std::vector<std::int32_t> cols, Vector targets);
   ~DistanceTerms() override;
 
-  std::string family() const override { return "distance"; }
+  // values[k] = ||x_i - x_j||^2 for term k = (i, j).
   void evaluate(const Matrix& X, Vector& values) const override;
+
+  // out = sum_k y_k Q_k V, a weighted graph Laplacian applied to V: row i gains y_k (v_i - v_j),
+  // row j loses it.
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
+
+  // kCoupled: whole terms and the Laplacian curvature (the Xt-step by CG); kRowSplit: the two
+  // half-terms and the diagonal curvature bound above.
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
 };
 

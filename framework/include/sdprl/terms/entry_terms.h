@@ -12,11 +12,6 @@
 //  kCoupled:  one split term per term, P = w sym(Q) X_k, b = w r / 2 (the surrogate of Prop. 2).
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <vector>
-
-#include "sdprl/export.h"
 #include "sdprl/terms/term_data.h"
 
 namespace sdprl {
@@ -28,8 +23,9 @@ class SDPRL_API EntryTerms final : public PairTerms {
   EntryTerms(Index n, std::vector<std::int32_t> rows, std::vector<std::int32_t> cols, Vector targets);
   ~EntryTerms() override;
 
-  std::string family() const override { return "entry"; }
-  void evaluate(const Matrix& X, Vector& values) const override;
+  void evaluate(const Matrix& X, Vector& values) const override;  // values[k] = x_i . x_j
+  // out = sum_k y_k sym(Q_k) V (rows i and j gain y_k v_j / 2 and y_k v_i / 2), summed over a
+  // fixed number of term chunks: bitwise the same for any thread count.
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
 };

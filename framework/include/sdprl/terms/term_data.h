@@ -1,10 +1,13 @@
 // Bases of the built-in term families: the data a family keeps besides its Q_tau and the
 // ConstraintSet queries that data answers, written once.
 //  TargetedTerms: the dimension n and one target t_tau per term (dimension(), size(), targets()).
-//  PairTerms:     terms on index pairs (i, j) (entry and distance terms), their indices checked.
+//  PairTerms:     terms on index pairs (i, j) (entry and distance terms), their indices checked,
+//                 and the family's name given once, to the constructor.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sdprl/constraint_set.h"
@@ -33,6 +36,8 @@ class SDPRL_API PairTerms : public TargetedTerms {
  public:
   ~PairTerms() override;
 
+  std::string family() const override { return family_; }
+
   // Term k is (rows()[k], cols()[k]).
   const std::vector<std::int32_t>& rows() const { return rows_; }
   const std::vector<std::int32_t>& cols() const { return cols_; }
@@ -45,6 +50,7 @@ class SDPRL_API PairTerms : public TargetedTerms {
             Vector targets);
 
  private:
+  std::string family_;
   std::vector<std::int32_t> rows_, cols_;
 };
 
