@@ -138,6 +138,11 @@ class SDPRL_API TermLinearization {
   // The r x r diagonal blocks of P*P: block i (rows i*r .. i*r + r - 1 of the (n r) x r result)
   // is sum_h P_h(i,:)^T P_h(i,:). Exact P*P when rows_decoupled(), a preconditioner otherwise.
   virtual void gram_row_blocks(Matrix& blocks) const = 0;
+  // The most rows of X that one P_h is nonzero in: 1 when rows_decoupled(), 2 for terms that
+  // couple two rows (entries, distances), 0 when not known (the default, unless rows_decoupled()).
+  // By Cauchy-Schwarz over a term's rows, P*P <= k blockdiag(P*P) for k = rows_per_term(), the
+  // majorant of the linearised coupled Xt-step (docs/method.md section 3.4).
+  virtual Index rows_per_term() const;
 
   // Capabilities (see above). Queried after update() or update_with_loss(), and again at every
   // MM step, so an answer may depend on the mode and on the first update.

@@ -23,6 +23,7 @@ void Loss::evaluate(const Vector& a, Vector& phi, Vector& dphi) const {
 }
 
 TermLinearization::~TermLinearization() = default;
+Index TermLinearization::rows_per_term() const { return rows_decoupled() ? 1 : 0; }
 const RowSplitView* TermLinearization::row_split() const { return nullptr; }
 OnePassUpdate* TermLinearization::one_pass() { return nullptr; }
 const ExternalWeights* TermLinearization::external_weights() const { return nullptr; }

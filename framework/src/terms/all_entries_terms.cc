@@ -87,6 +87,8 @@ class AllEntriesLinearization final : public TermLinearization, public ExternalW
   bool curvature_is_diagonal() const override { return true; }
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
+  // sym(e_i e_j^T) X is nonzero in rows i and j.
+  Index rows_per_term() const override { return mode_ == SplitMode::kRowSplit ? 1 : 2; }
 
   bool shared_gram_block(Matrix& block) const override {
     // Row i of P(D) is D_i. X^T, so block i of P*P is sum_j x_j x_j^T = X^T X for every i: exact

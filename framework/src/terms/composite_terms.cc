@@ -1,6 +1,7 @@
 // Composite terms: several families as one ConstraintSet (see sdprl/terms/composite_terms.h).
 #include "sdprl/terms/composite_terms.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sdprl/error.h"
@@ -100,6 +101,16 @@ class CompositeLinearization final : public TermLinearization,
   }
 
   bool rows_decoupled() const override { return all_rows_decoupled(); }
+  // Each term is one part's: the largest part's bound, unknown when one part's is.
+  Index rows_per_term() const override {
+    Index most = 0;
+    for (const auto& part : parts_) {
+      const Index k = part->rows_per_term();
+      if (k == 0) return 0;
+      most = std::max(most, k);
+    }
+    return most;
+  }
 
   void gram_row_blocks(Matrix& blocks) const override {
     Matrix more;

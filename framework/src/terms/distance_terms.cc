@@ -115,6 +115,8 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
   bool curvature_is_diagonal() const override { return mode_ == SplitMode::kRowSplit; }
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
+  // A whole term ||x_i - x_j||^2 is nonzero in rows i and j.
+  Index rows_per_term() const override { return mode_ == SplitMode::kRowSplit ? 1 : 2; }
 
   // Row-split: half-term p of row i is P_p = e_i a_p^T with a_p = scale_p (x_i - x_partner(p)).
   const RowSplitView* row_split() const override { return mode_ == SplitMode::kRowSplit ? this : nullptr; }

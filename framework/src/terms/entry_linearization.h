@@ -40,6 +40,8 @@ class EntryLinearization final : public TermLinearization,
   bool curvature_is_diagonal() const override { return true; }
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
+  // A whole term (i, j) is nonzero in rows i and j.
+  Index rows_per_term() const override { return mode_ == SplitMode::kRowSplit ? 1 : 2; }
   void gram_row_blocks(Matrix& blocks) const override;
 
   // Capabilities (entry_row_views.cc). Row-split: half-term p of row i is P_p = e_i a_p^T with

@@ -176,23 +176,28 @@ class Cg final : public Refreshed {
 };
 
 // kLinearizedBlocks, kLinearizedSharedBlock (docs/method.md section 3.4). M = 2B + rho P*P + rho_k I
-// is the coupled system, M_1 = 2B + rho K + rho_k I its row blocks (K = blockdiag(P*P)) and
-// M~ = lambda M_1 with lambda the largest eigenvalue of M_1^{-1} M, so that M~ - M is PSD and the
-// linearised ADMM converges to the exact ADMM's fixed points (Fazel, Pong, Sun, Tseng 2013).
-// lambda is estimated without rho_k (adding rho_k I to both matrices only brings it closer to 1),
-// from below by power iteration, at one iterate every preconditioner_refresh MM steps (and after a
-// refused step or a change of rho), while the blocks are rebuilt at every step: M~ >= M is exact
-// at the estimate's iterate only, and between refreshes it rests on lambda changing slowly with
-// X_k (measured, docs/method.md section 3.4), not on a proof.
+// is the coupled system and K = blockdiag(P*P) its row blocks. The step solves with a block-diagonal
+// M~ >= M, so that the linearised ADMM converges to the exact ADMM's fixed points (Fazel, Pong,
+// Sun, Tseng 2013):
+//  - terms nonzero in at most k rows (TermLinearization::rows_per_term(), 2 for entries and
+//    distances): M~ = 2B + rho k K + rho_k I. P*P <= k K by Cauchy-Schwarz over each term's rows,
+//    so M~ >= M at every iterate, and only the P*P part is enlarged (2B and rho_k are exact).
+//  - otherwise M~ = lambda M_1, M_1 = 2B + rho K + rho_k I, lambda the largest eigenvalue of
+//    M_1^{-1} M, estimated without rho_k (adding rho_k I to both matrices only brings it closer to
+//    1), from below by power iteration, at one iterate every preconditioner_refresh MM steps (and
+//    after a refused step or a change of rho), while the blocks are rebuilt at every step: M~ >= M
+//    is exact at the estimate's iterate only, and between refreshes it rests on lambda changing
+//    slowly with X_k (measured, docs/method.md section 3.4), not on a proof.
 template <class Inverse, Kind kKind>
 class Linearized final : public Refreshed {
  public:
   using Refreshed::Refreshed;
   Kind kind() const override { return kKind; }
-  double majorant_scale() const override { return lambda_; }
+  double majorant_scale() const override { return rows_ > 0 ? static_cast<double>(rows_) : lambda_; }
 
   void prepare(double rho, bool rebuild_scale) override {
     rho_ = rho;
+    rows_ = s_.linearization().rows_per_term();
     balanced_rho_ = balanced(blocks_.build(s_));
     factor(rho, due(rebuild_scale));
   }
@@ -204,10 +209,16 @@ class Linearized final : public Refreshed {
   }
   void solve(const Matrix& rhs, Matrix& D, double, long*) override {
     blocks_.apply(rhs, D);
-    D *= 1.0 / lambda_;
+    if (rows_ == 0) D *= 1.0 / lambda_;
   }
   void proximal_term(const Matrix& D, Matrix& out) const override {
-    // (lambda - 1)(2B + rho_k) D + lambda rho K D; K D in a member, as this runs every ADMM iteration.
+    // k rho K D; or (lambda - 1)(2B + rho_k) D + lambda rho K D. K D in a member, as this runs every
+    // ADMM iteration.
+    if (rows_ > 0) {
+      blocks_.apply_gram(D, out);
+      out *= static_cast<double>(rows_) * rho_;
+      return;
+    }
     blocks_.apply_gram(D, kd_);
     s_.apply_B(D, out);
     out *= 2.0 * (lambda_ - 1.0);
@@ -216,9 +227,14 @@ class Linearized final : public Refreshed {
   }
 
  private:
-  // The blocks factored at (rho, shift_), lambda estimated again first when `reestimate`.
-  // estimate() leaves them factored without the shift, so only a shifted system is factored twice.
+  // The blocks factored at (rho, shift_): at (k rho, shift_) when the terms' row bound k is known;
+  // else lambda estimated again first when `reestimate` (estimate() leaves them factored without
+  // the shift, so only a shifted system is factored twice).
   void factor(double rho, bool reestimate) {
+    if (rows_ > 0) {
+      blocks_.factor(s_, static_cast<double>(rows_) * rho, shift_);
+      return;
+    }
     if (reestimate) estimate(rho);
     if (!reestimate || shift_ > 0.0) blocks_.factor(s_, rho, shift_);
   }
@@ -251,6 +267,7 @@ class Linearized final : public Refreshed {
   Inverse blocks_;
   double rho_ = 0.0;
   double lambda_ = 1.0;
+  Index rows_ = 0;  // TermLinearization::rows_per_term() (0: unknown, lambda estimated)
   mutable Matrix kd_;  // proximal_term()'s K D
 };
 

@@ -15,11 +15,11 @@
 //   kCgRowScaled    coupled: CG preconditioned by each block's mean eigenvalue (n doubles)
 //   kLinearizedBlocks, kLinearizedSharedBlock
 //                   coupled, linearised: the ADMM's Xt-step minimises its augmented Lagrangian plus
-//                   the proximal term (1/2)||D - D_t||^2_{M~ - M} with M~ = lambda (2B + rho K + rho_k I),
-//                   K the row blocks of P*P and lambda >= the largest eigenvalue of M~^{-1} M at
-//                   lambda = 1 (power iteration), so that M~ >= M: one block solve per iteration
-//                   instead of CG, and the same fixed points, those of the exact surrogate
-//                   (docs/method.md section 3.4)
+//                   the proximal term (1/2)||D - D_t||^2_{M~ - M} with a block-diagonal M~ >= M:
+//                   2B + k rho K + rho_k I for terms on at most k rows (K the row blocks of P*P),
+//                   else lambda (2B + rho K + rho_k I) with lambda estimated by power iteration;
+//                   one block solve per iteration instead of CG, and the same fixed points, those
+//                   of the exact surrogate (docs/method.md section 3.4)
 //
 // and the constrained variant (constrained() true), which wraps one of them: the constraint
 // split's penalty rho_k joins the matrix, and its factors are rebuilt at every MM step.
@@ -78,7 +78,9 @@ class SDPRL_API XtStep {
   // True for the linearised strategies: solve() then applies M~^{-1} (not the system's inverse),
   // and the ADMM adds proximal_term(D_t) to its right-hand side (Admm::step).
   bool linearized() const { return kind() == Kind::kLinearizedBlocks || kind() == Kind::kLinearizedSharedBlock; }
-  // Linearised: lambda, the scale of the majorant M~ = lambda (2B + rho K + rho_k I) (0 otherwise).
+  // Linearised: k in the majorant M~ = 2B + k rho K + rho_k I when the terms are nonzero in at
+  // most k rows (TermLinearization::rows_per_term()), else lambda in M~ = lambda (2B + rho K + rho_k I)
+  // (0 for the other strategies).
   virtual double majorant_scale() const { return 0.0; }
   // Linearised: out = (M~ - 2B - rho_k I) D, the part of the proximal correction (M~ - M) D that the
   // ADMM does not carry in its adjoints (its -rho P*P D is in P*(nu + rho (b - e + P D))).
