@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "admm/row_kernel.h"
@@ -136,7 +137,7 @@ void Admm::iterate(AdmmState& st, double eps) {
   if (!st.keep_packed) st.unpack();
 }
 
-void Admm::step(AdmmState& st, double eps) {
+void Admm::step(AdmmState& st, double eps, bool gap) {
   if (xt_->iterate_rows(st, rho_)) return;  // the fused row pass: the whole iteration
   const TermLinearization& lin = s_.linearization();
   const Vector& b = lin.offsets();
@@ -209,12 +210,19 @@ void Admm::step(AdmmState& st, double eps) {
     st.Y = work2_;
     constraint_->project(st.Y);
     st.mu = rho_k * (work2_ - st.Y);
-    // The primal value at the feasible point Y, so that the gap bounds the true suboptimality.
     st.step = st.Y - s_.center();
+  } else {
+    st.step = st.D;
+  }
+  if (!gap) {
+    st.gap = std::numeric_limits<double>::infinity();
+    return;
+  }
+  if (constraint_) {
+    // The primal value at the feasible point Y, so that the gap bounds the true suboptimality.
     st.primal = s_.value(st.step);
     st.dual = carried ? s_.dual_given_adjoint(st.nu, st.Pnu, &st.mu) : s_.dual(st.nu, &st.mu);
   } else {
-    st.step = st.D;
     st.primal = s_.value(st.D, &st.PD);
     st.dual = carried ? s_.dual_given_adjoint(st.nu, st.Pnu) : s_.dual(st.nu);
   }
@@ -237,7 +245,9 @@ int Admm::run(AdmmState& st, double eps) {
   // converged in 4000 MM steps with one, 930 steps with two, CG 1443).
   const int min_t = xt_ && xt_->linearized() ? std::max(1, std::min(2, options_.max_iterations)) : 1;
   while (t < min_t || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
-    step(st, eps);
+    // An iteration before the min_t-th cannot end the run: its gap (under a constraint one more
+    // P and a pass over the terms for the value at Y) is not computed.
+    step(st, eps, /*gap=*/t + 1 >= min_t);
     ++t;
   }
   if (!st.keep_packed) st.unpack();

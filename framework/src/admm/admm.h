@@ -89,8 +89,10 @@ class SDPRL_API Admm {
   double constraint_rho() const { return xt_ ? xt_->split_penalty() : 0.0; }
 
  private:
-  // iterate() without the final unpack (run() unpacks once, at its end).
-  void step(AdmmState& state, double eps);
+  // iterate() without the final unpack (run() unpacks once, at its end). Without `gap` the primal
+  // value, the dual and the gap are not computed (gap = +inf): run() skips them where it cannot
+  // stop anyway.
+  void step(AdmmState& state, double eps, bool gap = true);
   void choose_xt_step();
 
   const Surrogate& s_;
