@@ -262,9 +262,10 @@ std::vector<SolverOption> make_table() {
       "how the exact surrogate's Xt-step is solved (docs/method.md section 3.4)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
-      "coupled Xt-step: rebuild CG's block preconditioner (linearized, for terms without a bound on the "
-      "rows each touches: re-estimate the majorant's scale) at every this many-th MM step and reuse it in between (a preconditioner changes CG's "
-      "work, not its answer); 1 = every step. Under a constraint (X >= 0) CG's is rebuilt at every step"));
+      "coupled Xt-step: rebuild CG's block preconditioner (linearized, for terms without a bound on "
+      "the rows each touches: re-estimate the majorant's scale) at every this many-th MM step and "
+      "reuse it in between (a preconditioner changes CG's work, not its answer); 1 = every step. "
+      "Under a constraint (X >= 0) CG's is rebuilt at every step"));
   t.push_back(number_option("admm.rho_constraint", SDPRL_MEMBER(admm.rho_constraint), NumberRule::non_negative(),
                             "penalty of the constraint split Y = X_k + Xt, Y in K (models with X >= 0); the "
                             "automatic one is the mean diagonal of 2B",
