@@ -88,6 +88,9 @@ struct AdmmOptions {
   CgPreconditioner preconditioner = CgPreconditioner::kAuto;
   CoupledStep coupled_step = CoupledStep::kAuto;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
+  // Anderson acceleration of an ADMM run that passes 10 iterations: the number of past iterates it
+  // extrapolates from (docs/method.md section 3.7). 0 = off.
+  int anderson_memory = 10;
 };
 
 struct SolverOptions {

@@ -21,6 +21,8 @@ namespace sdprl {
 // one surrogate; the Xt-step itself is a strategy (xt_step/xt_step.h) picked at the first prepare().
 class SDPRL_API Admm {
  public:
+  // Anderson acceleration starts after this many iterations of one run() (admm.cc).
+  static constexpr int kAndersonAfter = 10;
   // `paths`: the Xt-step's fast paths (xt_step::Paths; all on unless a test turns one off).
   Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options, const xt_step::Paths& paths = {});
   ~Admm();

@@ -270,6 +270,11 @@ std::vector<SolverOption> make_table() {
                             "penalty of the constraint split Y = X_k + Xt, Y in K (models with X >= 0); the "
                             "automatic one is the mean diagonal of 2B",
                             "automatic"));
+  t.push_back(integer_option(
+      "admm.anderson_memory", SDPRL_MEMBER(admm.anderson_memory), NumberRule::closed(0, 100),
+      "Anderson acceleration of an ADMM run that passes 10 iterations (the tight ones: auto's finish, "
+      "SDPA problems), from this many past iterates, safeguarded (docs/method.md section 3.7); runs that "
+      "stop sooner are unchanged. 0 = off"));
   return t;
 }
 

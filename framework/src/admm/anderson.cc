@@ -1,0 +1,94 @@
+// Anderson acceleration of one ADMM run (admm/anderson.h; docs/method.md section 3.7).
+#include "admm/anderson.h"
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+
+#include "admm/admm_state.h"
+
+namespace sdprl {
+
+Anderson::Anderson(int memory, bool with_d)
+    : memory_(std::max(1, memory)), with_d_(with_d), dg_(memory_), s_(memory_), gram_(memory_, memory_) {}
+
+void Anderson::gather(const AdmmState& st, double rho, Vector& z) const {
+  const Index h = st.nu.size(), d = with_d_ ? st.D.size() : 0;
+  z.resize(h + d);
+  z.head(h) = st.nu + rho * st.e;
+  if (d > 0) z.tail(d) = Eigen::Map<const Vector>(st.D.data(), d);
+}
+
+void Anderson::scatter(const Vector& z, double rho, const Vector* weights, AdmmState& st) const {
+  const Index h = st.nu.size(), d = with_d_ ? st.D.size() : 0;
+  for (Index i = 0; i < h; ++i) {
+    const double bound = 2.0 * (weights ? (*weights)[i] : 1.0);
+    const double nu = std::clamp(z[i], -bound, bound);
+    st.nu[i] = nu;
+    st.e[i] = (z[i] - nu) / rho;
+  }
+  if (d > 0) Eigen::Map<Vector>(st.D.data(), d) = z.tail(d);
+  st.adjoint_generation = 0;  // the carried adjoints P*(nu), P*(...) no longer match
+}
+
+void Anderson::forget() {
+  count_ = next_ = 0;
+  g_prev_.resize(0);
+}
+
+bool Anderson::step(AdmmState& st, double rho, const Vector* weights) {
+  gather(st, rho, t_);
+  if (z_.size() != t_.size()) {  // the first call: z_0 is unknown, T(z_0) starts the sequence
+    z_ = t_;
+    return false;
+  }
+  g_ = t_ - z_;
+  const double norm = g_.norm();
+  if (extrapolated_ && !(norm <= last_norm_)) {
+    // The extrapolated z_k's residual exceeds that of the point it was extrapolated from: take
+    // the plain T(z_{k-1}) instead and start the memory afresh.
+    ++refusals_;
+    extrapolated_ = false;
+    forget();
+    z_ = plain_;
+    scatter(z_, rho, weights, st);
+    return false;
+  }
+  if (g_prev_.size() == g_.size()) {
+    // dg_j = g_k - g_{k-1}, s_j = (z_k - z_{k-1}) + dg_j into the ring, and row j of the Gram.
+    const int j = next_;
+    dg_[j] = g_ - g_prev_;
+    s_[j] = z_ - z_prev_ + dg_[j];
+    next_ = (next_ + 1) % memory_;
+    count_ = std::min(count_ + 1, memory_);
+    for (int i = 0; i < count_; ++i) gram_(i, j) = gram_(j, i) = dg_[i].dot(dg_[j]);
+  }
+  z_prev_.swap(z_);
+  g_prev_ = g_;
+  last_norm_ = norm;
+  extrapolated_ = false;
+  if (count_ == 0) {
+    z_ = t_;
+    return false;
+  }
+  // gamma = argmin ||g_k - dG gamma||, by the normal equations with a small ridge (the differences
+  // become nearly dependent as the run converges).
+  Matrix a = gram_.topLeftCorner(count_, count_);
+  Vector rhs(count_);
+  for (int i = 0; i < count_; ++i) rhs[i] = dg_[i].dot(g_);
+  a.diagonal().array() += 1e-10 * a.trace() + 1e-300;
+  const Vector gamma = a.ldlt().solve(rhs);
+  if (!gamma.allFinite()) {
+    z_ = t_;
+    return false;
+  }
+  plain_ = t_;
+  z_ = t_;
+  for (int i = 0; i < count_; ++i) z_.noalias() -= gamma[i] * s_[i];
+  scatter(z_, rho, weights, st);
+  extrapolated_ = true;
+  ++extrapolations_;
+  return true;
+}
+
+}  // namespace sdprl
