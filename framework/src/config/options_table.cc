@@ -251,9 +251,8 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.coupled_step", SDPRL_MEMBER(admm.coupled_step),
       {choice("auto", CoupledStep::kAuto,
-              "linearized in coupled runs (xt_step = \"coupled\", no rank staircase) where it applies, else cg; "
-              "auto's finish and the staircase read the ADMM's multipliers, which CG's exact steps settle "
-              "sooner"),
+              "linearized where it applies, except with the rank staircase (max_rank), whose steps read the "
+              "ADMM's multipliers, which CG's exact steps settle sooner; else cg"),
        choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
        choice("linearized", CoupledStep::kLinearized,
               "each ADMM iteration solves the row blocks of a majorant of the coupled system, with the "
