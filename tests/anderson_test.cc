@@ -65,14 +65,17 @@ TEST(AndersonAcceleration, SameMinimumOfTheSurrogateInFewerIterations) {
     EXPECT_NEAR(accelerated.primal, plain.primal, eps) << name;
     EXPECT_LT(plain.primal, h.center_objective() - 1.0) << name << ": a real step";
     EXPECT_LE(2 * accelerated.iterations, plain.iterations) << name;
+    EXPECT_EQ(plain.state.extrapolations, 0) << name;
+    EXPECT_GT(accelerated.state.extrapolations, 0) << name;
     std::printf("[ anderson] %s: %d ADMM iterations plain, %d accelerated, to a gap of %.3g\n", name,
                 plain.iterations, accelerated.iterations, eps);
   }
 }
 
-// A run that its tolerance (or its cap) ends by the kAndersonAfter-th iteration never extrapolates:
-// its state is the plain ADMM's, bit for bit (so every MM step of the shipped models, which run a
-// few iterations at eps_k, is unchanged by the option).
+// A run that its tolerance (or its cap) ends within kAndersonAfter + 2 iterations never
+// extrapolates (the acceleration watches two iterates before its first extrapolation): its state
+// is the plain ADMM's, bit for bit, so every MM step of the shipped models, which run a few
+// iterations at eps_k, is unchanged by the option. One iteration more extrapolates, and differs.
 TEST(AndersonAcceleration, ShortRunsAreThePlainAdmmBitForBit) {
   Model model;
   model.terms = entry_terms(random_entries(60, 500, 3));
@@ -81,13 +84,20 @@ TEST(AndersonAcceleration, ShortRunsAreThePlainAdmmBitForBit) {
   Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 3);
   h.update(random_matrix(60, 3, 1.0, rng));
   for (const CoupledStep step : {CoupledStep::kLinearized, CoupledStep::kCg}) {
-    const AdmmRun plain = run_admm(h, step, 0, 0.0, Admm::kAndersonAfter);
-    const AdmmRun accelerated = run_admm(h, step, 10, 0.0, Admm::kAndersonAfter);
-    ASSERT_EQ(plain.iterations, Admm::kAndersonAfter);
+    const int cap = Admm::kAndersonAfter + 2;
+    const AdmmRun plain = run_admm(h, step, 0, 0.0, cap);
+    const AdmmRun accelerated = run_admm(h, step, 10, 0.0, cap);
+    ASSERT_EQ(plain.iterations, cap);
     EXPECT_EQ(accelerated.iterations, plain.iterations);
+    EXPECT_EQ(accelerated.state.extrapolations, 0);
     EXPECT_TRUE(accelerated.state.D == plain.state.D) << to_string(step);
     EXPECT_TRUE(accelerated.state.nu == plain.state.nu) << to_string(step);
     EXPECT_EQ(accelerated.gap, plain.gap) << to_string(step);
+
+    const AdmmRun plain_longer = run_admm(h, step, 0, 0.0, cap + 2);
+    const AdmmRun longer = run_admm(h, step, 10, 0.0, cap + 2);
+    EXPECT_GE(longer.state.extrapolations, 1) << to_string(step);
+    EXPECT_FALSE(longer.state.nu == plain_longer.state.nu) << to_string(step) << ": the extrapolation changed nothing";
   }
 }
 

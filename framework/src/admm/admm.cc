@@ -246,12 +246,13 @@ int Admm::run(AdmmState& st, double eps) {
   // asks for; MM then crawls (docs/method.md section 3.4: l1, n = 40, rank 20, tau = 0.1: not
   // converged in 4000 MM steps with one, 930 steps with two, CG 1443).
   const int min_t = xt_ && xt_->linearized() ? std::max(1, std::min(2, options_.max_iterations)) : 1;
-  // Anderson acceleration (AdmmOptions::anderson_memory; docs/method.md section 3.7) from the
-  // kAndersonAfter-th iteration on: a run that its tolerance ends sooner is the plain ADMM bit for
-  // bit (every shipped model's MM steps, at eps_k), and the runs it speeds up are the long, tight
-  // ones (the exact finish's proofs: 4x to 10x fewer iterations), each extrapolation costing the
-  // carried adjoints' recomputation. Not on the fused row pass (its state is packed per row), nor
-  // under a constraint (mu and Y would belong to z).
+  // Anderson acceleration (AdmmOptions::anderson_memory; docs/method.md section 3.7) watches the
+  // iterates from the kAndersonAfter-th on and extrapolates from the third it has seen, so a run
+  // that ends within kAndersonAfter + 2 iterations is the plain ADMM bit for bit (every shipped
+  // model's MM steps at eps_k). The runs it speeds up are the long, tight ones (the exact
+  // finish's proofs: 4x to 10x fewer iterations); each extrapolation costs the recomputation of
+  // the carried adjoints. Not on the fused row pass (its state is packed per row), nor under a
+  // constraint (mu and Y would belong to z).
   std::optional<Anderson> anderson;
   const bool accelerate = options_.anderson_memory > 0 && !constraint_ && !fused();
   while (t < min_t || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
@@ -266,6 +267,7 @@ int Admm::run(AdmmState& st, double eps) {
   }
   if (!st.keep_packed) st.unpack();
   st.iterations = t;
+  st.extrapolations = anderson ? anderson->extrapolations() : 0;
   return t;
 }
 

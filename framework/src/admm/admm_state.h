@@ -42,6 +42,7 @@ struct AdmmState {
   std::uint64_t adjoint_generation = 0;
   double primal = 0.0, dual = 0.0, gap = 0.0;
   int iterations = 0;      // in the last run()
+  int extrapolations = 0;  // Anderson's extrapolated points in the last run() (admm/anderson.h)
   long cg_iterations = 0;  // in the last run() (coupled Xt-step)
 };
 

@@ -10,7 +10,7 @@
 namespace sdprl {
 
 Anderson::Anderson(int memory, bool with_d)
-    : memory_(std::max(1, memory)), with_d_(with_d), dg_(memory_), s_(memory_), gram_(memory_, memory_) {}
+    : memory_(std::max(1, memory)), with_d_(with_d), dg_(memory_), sums_(memory_), gram_(memory_, memory_) {}
 
 void Anderson::gather(const AdmmState& st, double rho, Vector& z) const {
   const Index h = st.nu.size(), d = with_d_ ? st.D.size() : 0;
@@ -47,7 +47,6 @@ bool Anderson::step(AdmmState& st, double rho, const Vector* weights) {
   if (extrapolated_ && !(norm <= last_norm_)) {
     // The extrapolated z_k's residual exceeds that of the point it was extrapolated from: take
     // the plain T(z_{k-1}) instead and start the memory afresh.
-    ++refusals_;
     extrapolated_ = false;
     forget();
     z_ = plain_;
@@ -55,10 +54,11 @@ bool Anderson::step(AdmmState& st, double rho, const Vector* weights) {
     return false;
   }
   if (g_prev_.size() == g_.size()) {
-    // dg_j = g_k - g_{k-1}, s_j = (z_k - z_{k-1}) + dg_j into the ring, and row j of the Gram.
+    // dg_j = g_k - g_{k-1}, sums_j = (z_k - z_{k-1}) + dg_j = T(z_k) - T(z_{k-1}) into the ring,
+    // and row j of the Gram.
     const int j = next_;
     dg_[j] = g_ - g_prev_;
-    s_[j] = z_ - z_prev_ + dg_[j];
+    sums_[j] = z_ - z_prev_ + dg_[j];
     next_ = (next_ + 1) % memory_;
     count_ = std::min(count_ + 1, memory_);
     for (int i = 0; i < count_; ++i) gram_(i, j) = gram_(j, i) = dg_[i].dot(dg_[j]);
@@ -84,7 +84,7 @@ bool Anderson::step(AdmmState& st, double rho, const Vector* weights) {
   }
   plain_ = t_;
   z_ = t_;
-  for (int i = 0; i < count_; ++i) z_.noalias() -= gamma[i] * s_[i];
+  for (int i = 0; i < count_; ++i) z_.noalias() -= gamma[i] * sums_[i];
   scatter(z_, rho, weights, st);
   extrapolated_ = true;
   ++extrapolations_;

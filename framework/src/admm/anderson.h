@@ -32,8 +32,8 @@ class Anderson {
   // an extrapolated point (returns true), at T(z_k), or back at the plain point T(z_{k-1}) when the
   // extrapolation z_k is refused. `weights`: the bound 2 w_h of |nu_h| (nullptr: 2).
   bool step(AdmmState& st, double rho, const Vector* weights);
+  // Extrapolated points made so far (kept or refused).
   int extrapolations() const { return extrapolations_; }
-  int refusals() const { return refusals_; }
 
  private:
   void gather(const AdmmState& st, double rho, Vector& z) const;
@@ -49,10 +49,10 @@ class Anderson {
   Vector z_prev_, g_prev_;  // z_{k-1} and g_{k-1}
   // Ring buffers of the last `memory` differences dg_j = g_{j+1} - g_j and s_j = dz_j + dg_j, and
   // the Gram matrix of the dg_j, updated by one row per iteration.
-  std::vector<Vector> dg_, s_;
+  std::vector<Vector> dg_, sums_;
   Matrix gram_;
   int count_ = 0, next_ = 0;
-  int extrapolations_ = 0, refusals_ = 0;
+  int extrapolations_ = 0;
   Vector t_, g_;  // scratch: T(z_k) and g_k
 };
 

@@ -160,11 +160,13 @@ class MmLoop {
   // 10). Auto's finish (its proof of stationarity reads them too) was CG's as well until Anderson
   // acceleration (section 3.7) made the linearised proofs converge: the quickstart at lambda = 1,
   // xt_step = "auto", takes 4.9 s linearised against 34 s with CG (stationarity 1e-6, both proved).
+  // Without the acceleration (anderson_memory = 0) runs not coupled from the start keep CG.
   // make_xt_step applies the rest of the rule (B diagonal, blocks in budget).
   AdmmOptions admm_options() const {
     AdmmOptions o = options_.admm;
-    if (o.coupled_step == CoupledStep::kAuto && options_.max_rank > 0)
-      o.coupled_step = CoupledStep::kCg;
+    const bool staircase = options_.max_rank > 0;
+    const bool unaccelerated_finish = o.anderson_memory == 0 && o.split != SplitMode::kCoupled;
+    if (o.coupled_step == CoupledStep::kAuto && (staircase || unaccelerated_finish)) o.coupled_step = CoupledStep::kCg;
     return o;
   }
 
