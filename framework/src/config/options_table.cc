@@ -251,8 +251,9 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.coupled_step", SDPRL_MEMBER(admm.coupled_step),
       {choice("auto", CoupledStep::kAuto,
-              "linearized where it applies, except with the rank staircase (max_rank), whose steps read the "
-              "ADMM's multipliers, which CG's exact steps settle sooner; else cg"),
+              "linearized where it applies, else cg; also cg with the rank staircase (max_rank), whose steps "
+              "read the ADMM's multipliers, which CG's exact steps settle sooner, and without Anderson "
+              "acceleration (anderson_memory = 0) in runs not coupled from the start (auto's finish)"),
        choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
        choice("linearized", CoupledStep::kLinearized,
               "each ADMM iteration solves the row blocks of a majorant of the coupled system, with the "
