@@ -32,6 +32,7 @@ AdmmRun run_admm(const Surrogate& h, CoupledStep step, int memory, double eps, i
   o.cg_tolerance = 1e-12;
   o.cg_max_iterations = 2000;
   o.anderson_memory = memory;
+  o.adaptive_rho = false;  // rho's residual balancing (tests/adaptive_rho_test.cc) would shorten both runs
   Admm admm(h, 2.0, o);
   admm.prepare();
   AdmmRun run;

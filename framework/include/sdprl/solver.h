@@ -91,6 +91,9 @@ struct AdmmOptions {
   // Anderson acceleration of an ADMM run that passes 10 iterations: the number of past iterates it
   // extrapolates from (docs/method.md section 3.7). 0 = off.
   int anderson_memory = 10;
+  // Residual balancing of an automatic rho (rho = 0) in ADMM runs that pass 20 iterations, as OSQP
+  // adapts its rho (docs/method.md section 3.8); the rho reached is kept for the next MM steps.
+  bool adaptive_rho = true;
 };
 
 struct SolverOptions {

@@ -23,6 +23,9 @@ class SDPRL_API Admm {
  public:
   // Anderson acceleration starts after this many iterations of one run() (admm.cc).
   static constexpr int kAndersonAfter = 10;
+  // An automatic rho is balanced at every this many-th iteration of one run() (admm.cc), so runs
+  // that end sooner keep theirs (every shipped model's MM steps at eps_k).
+  static constexpr int kRhoEvery = 20;
   // `paths`: the Xt-step's fast paths (xt_step::Paths; all on unless a test turns one off).
   Admm(const Surrogate& surrogate, double rho, const AdmmOptions& options, const xt_step::Paths& paths = {});
   ~Admm();
@@ -95,6 +98,9 @@ class SDPRL_API Admm {
   // value, the dual and the gap are not computed (gap = +inf): run() skips them where it cannot
   // stop anyway.
   void step(AdmmState& state, double eps, bool gap = true);
+  // The rho that balances the last iteration's relative primal and dual residuals (OSQP's rule),
+  // or rho_ while they are within a factor kRhoBand^2 of each other (admm.cc).
+  double residual_balanced_rho(const AdmmState& state);
   void choose_xt_step();
 
   const Surrogate& s_;
@@ -107,7 +113,7 @@ class SDPRL_API Admm {
   std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed
   // scratch
   Vector y_;
-  Matrix rhs_, work_, work2_;
+  Matrix rhs_, work_, work2_, residual_;
 };
 
 }  // namespace sdprl

@@ -43,6 +43,7 @@ struct AdmmState {
   double primal = 0.0, dual = 0.0, gap = 0.0;
   int iterations = 0;      // in the last run()
   int extrapolations = 0;  // Anderson's extrapolated points in the last run() (admm/anderson.h)
+  int rho_updates = 0;     // changes of rho by residual balancing in the last run() (Admm::run)
   long cg_iterations = 0;  // in the last run() (coupled Xt-step)
 };
 

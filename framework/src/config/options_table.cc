@@ -275,6 +275,12 @@ std::vector<SolverOption> make_table() {
       "Anderson acceleration of an ADMM run that passes 10 iterations (the tight ones: auto's finish, "
       "SDPA problems), from this many past iterates, safeguarded (docs/method.md section 3.7); runs that "
       "stop sooner are unchanged. 0 = off"));
+  t.push_back(boolean_option(
+      "admm.adaptive_rho", SDPRL_MEMBER(admm.adaptive_rho),
+      "with the automatic rho (admm.rho = 0), balance it in ADMM runs that pass 20 iterations (auto's "
+      "finish, SDPA problems): every 20th iteration rho becomes rho sqrt(relative primal residual / "
+      "relative dual residual) when that is more than 5 times away, as OSQP does, and the next MM steps "
+      "keep it (trace.csv: rho; docs/method.md section 3.8); runs that stop sooner are unchanged"));
   return t;
 }
 

@@ -202,6 +202,7 @@ class MmLoop {
     Trial t;
     t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps);
+    summary_.rho = admm_->rho();  // residual balancing may have changed it (AdmmOptions::adaptive_rho)
     if (automatic_tau()) t.curvature = surrogate_->curvature_along(state_.step);
     t.dual = state_.dual;
     t.magnitude = surrogate_->objective_magnitude();
