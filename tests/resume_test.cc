@@ -222,6 +222,16 @@ TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedR
   interrupt_and_resume({{"solver.admm.xt_step", "coupled"}}, 21);
 }
 
+// Auto's finish balances rho in its long ADMM runs (docs/method.md section 3.8) and the next MM
+// steps keep the rho reached: this run (194 MM steps) switches to the exact surrogate at step 188,
+// whose ADMM takes rho from 2 to 4.2; step 189's takes it on to 8.7. A checkpoint after step 188
+// holds the balanced rho, and the resumed run ends with the uninterrupted one's X and counts.
+TEST_F(ResumeTest, InterruptAutosFinishAfterRhoWasBalancedThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume({{"solver.admm.xt_step", "auto"}}, 188);
+  const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
+  EXPECT_GT(s.at("rho").get<double>(), 4.0) << "rho was not balanced: the test checks nothing new";
+}
+
 // What SIGKILL leaves: the periodic checkpoint of some MM step and no outputs. A run that takes a
 // checkpoint at the end of every step (an interval of 1 ns) is copied, checkpoint alone, when the
 // next step ends, as a kill at that moment would leave it; its resumed run ends with the
