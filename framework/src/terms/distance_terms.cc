@@ -87,11 +87,16 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
     } else {
       const auto& rows = terms_.rows();
       const auto& cols = terms_.cols();
+      // Element by element: an Eigen::RowVectorXd per term was a heap allocation per term.
+      const Index r = X_.cols();
       for (Index k = 0; k < size(); ++k) {
         const Index i = rows[k], j = cols[k];
-        const Eigen::RowVectorXd g = (y[k] * scale_[k]) * (X_.row(i) - X_.row(j));
-        out.row(i) += g;
-        out.row(j) -= g;
+        const double a = y[k] * scale_[k];
+        for (Index c = 0; c < r; ++c) {
+          const double g = a * (X_(i, c) - X_(j, c));
+          out(i, c) += g;
+          out(j, c) -= g;
+        }
       }
     }
   }
@@ -105,11 +110,14 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
     out.setZero(D.rows(), D.cols());
     const auto& rows = terms_.rows();
     const auto& cols = terms_.cols();
+    const Index r = D.cols();
     for (Index k = 0; k < terms_.size(); ++k) {
       const Index i = rows[k], j = cols[k];
-      const Eigen::RowVectorXd g = scale_[k] * (D.row(i) - D.row(j));
-      out.row(i) += g;
-      out.row(j) -= g;
+      for (Index c = 0; c < r; ++c) {
+        const double g = scale_[k] * (D(i, c) - D(j, c));
+        out(i, c) += g;
+        out(j, c) -= g;
+      }
     }
   }
   bool curvature_is_diagonal() const override { return mode_ == SplitMode::kRowSplit; }

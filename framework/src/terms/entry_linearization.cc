@@ -72,14 +72,15 @@ void EntryLinearization::update(const Matrix& X, const Vector& w, const Vector& 
 void EntryLinearization::apply(const Matrix& D, Vector& out) const {
   out.resize(size());
   if (mode_ == SplitMode::kRowSplit) {
-    row_dots(D, out.data());
+    with_rank(X_.cols(), [&](auto R) { row_dots<decltype(R)::value>(D, out.data()); });
     out.array() *= scale_.array();
   } else {
     // <D, (w/2)(e_i x_j^T + e_j x_i^T)> = (w/2)(d_i . x_j + d_j . x_i); for i = j, w d_i . x_i.
     // Each half d_i . x_j by rows of the CSR (row_dots), where d_i is read once for four
     // partners, then the halves added by term.
-    Vector half(row_ptr_[terms_.dimension()]);
-    row_dots(D, half.data());
+    Vector& half = half_;
+    half.resize(row_ptr_[terms_.dimension()]);
+    with_rank(X_.cols(), [&](auto R) { row_dots<decltype(R)::value>(D, half.data()); });
     const Index m = size();
 #pragma omp parallel for schedule(static) if (m * X_.cols() > detail::kParallelWork)
     for (Index k = 0; k < m; ++k) {
@@ -91,14 +92,17 @@ void EntryLinearization::apply(const Matrix& D, Vector& out) const {
 
 void EntryLinearization::apply_adjoint(const Vector& y, Matrix& out) const {
   out.setZero(X_.rows(), X_.cols());
-  if (mode_ == SplitMode::kRowSplit) {
-    row_axpys([&](Index, Index p) { return y[p] * scale_[p]; }, out);
-  } else {
-    // Row i of P*(y) = sum over the terms touching i of (w y / 2) x_partner, once per appearance
-    // (a diagonal term appears once with w y): by rows over the CSR, so that rows are
-    // independent (no scatter) and each sum has a fixed order.
-    row_axpys([&](Index i, Index p) { return coefficient(i, p) * y[term_[p]] * scale_[term_[p]]; }, out);
-  }
+  with_rank(X_.cols(), [&](auto R) {
+    constexpr int kR = decltype(R)::value;
+    if (mode_ == SplitMode::kRowSplit) {
+      row_axpys<kR>([&](Index, Index p) { return y[p] * scale_[p]; }, out);
+    } else {
+      // Row i of P*(y) = sum over the terms touching i of (w y / 2) x_partner, once per appearance
+      // (a diagonal term appears once with w y): by rows over the CSR, so that rows are
+      // independent (no scatter) and each sum has a fixed order.
+      row_axpys<kR>([&](Index i, Index p) { return coefficient(i, p) * y[term_[p]] * scale_[term_[p]]; }, out);
+    }
+  });
 }
 
 // X_ = X, and the gather's padded, aligned copy of it.
@@ -120,9 +124,10 @@ void EntryLinearization::set_point(const Matrix& X) {
 // out.row(i) += sum over the CSR's half-terms p of row i of a(i, p) x_partner(p), four partners at
 // a time so that the row's running sum is read and written once per four (it was three memory
 // operations per multiply-add with one at a time). `out` is zero on entry.
-template <class Coefficient>
+template <int R, class Coefficient>
 void EntryLinearization::row_axpys(const Coefficient& a, Matrix& out) const {
-  const Index n = terms_.dimension(), r = X_.cols();
+  // A compile-time r unrolls the loops over a row's r doubles (r = 5: 1.x faster, see below).
+  const Index n = terms_.dimension(), r = R == Eigen::Dynamic ? X_.cols() : R;
 #pragma omp parallel for schedule(static) if (row_ptr_[n] * r > detail::kParallelWork)
   for (Index i = 0; i < n; ++i) {
     double* __restrict oi = out.row(i).data();
@@ -148,8 +153,9 @@ void EntryLinearization::row_axpys(const Coefficient& a, Matrix& out) const {
 
 // half[p] = d_i . x_partner(p) for every half-term p of the CSR (row i), four partners at a
 // time so that d_i is read once per four products.
+template <int R>
 void EntryLinearization::row_dots(const Matrix& D, double* __restrict half) const {
-  const Index n = terms_.dimension(), r = X_.cols();
+  const Index n = terms_.dimension(), r = R == Eigen::Dynamic ? X_.cols() : R;
 #pragma omp parallel for schedule(static) if (row_ptr_[n] * r > detail::kParallelWork)
   for (Index i = 0; i < n; ++i) {
     const double* __restrict ai = D.row(i).data();

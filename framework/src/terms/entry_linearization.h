@@ -90,8 +90,10 @@ class EntryLinearization final : public TermLinearization,
 
   // entry_linearization.cc
   void set_point(const Matrix& X);
-  template <class Coefficient>
+  // R: the rank as a template parameter (detail::with_rank), Eigen::Dynamic above 8.
+  template <int R, class Coefficient>
   void row_axpys(const Coefficient& a, Matrix& out) const;
+  template <int R>
   void row_dots(const Matrix& D, double* __restrict half) const;
 
   // entry_row_views.cc
@@ -115,6 +117,10 @@ class EntryLinearization final : public TermLinearization,
   std::vector<Index> row_ptr_;
   std::vector<std::int32_t> partner_, term_;
   std::vector<std::int32_t> halves_;  // coupled mode: term k's half-terms at 2k, 2k + 1 (equal when diagonal)
+  // Coupled mode: apply()'s half-term products, kept between calls (a fresh vector per call was
+  // mapped and faulted in anew: the auto finish's ADMM calls apply() once or twice an iteration).
+  // So apply() is not reentrant on one object; the ADMM calls it from one thread at a time.
+  mutable Vector half_;
   Index max_degree_ = 0;  // the most half-terms of one row (fixed by the terms)
   bool prefetch_next_row_ = false;  // gather() prefetches the next row's partners and scales
   // The target of each half-term's term, a copy in CSR order, so that the one-pass rebuild
