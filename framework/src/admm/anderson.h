@@ -54,6 +54,8 @@ class Anderson {
   int count_ = 0, next_ = 0;
   int extrapolations_ = 0;
   Vector t_, g_;  // scratch: T(z_k) and g_k
+  Vector rhs_;     // scratch: dg_i . g_k
+  Matrix system_;  // scratch: the ridged normal equations
 };
 
 }  // namespace sdprl
