@@ -125,7 +125,7 @@ TEST(AndersonAcceleration, ShortRunsAreThePlainAdmmBitForBit) {
 }
 
 // The exact surrogate of an l1 completion instance (120 rows, 1500 entries, rank 4) at a random
-// point, solved to a gap of 1e-6 of F from rho = 0.5 and 500 (the balanced runs end between 13 and
+// point, solved to a gap of 1e-6 of F from rho = 0.5 and 500 (the balanced runs end at rho 15 to
 // 37): with the linearised and the CG Xt-step the balanced run reaches the gap in at most half the
 // iterations of the fixed rho (about a tenth, measured) and ends at the same minimum. Without the
 // mechanism (adaptive = false in both runs) the counts are equal and the test fails.
@@ -152,7 +152,7 @@ TEST(AdaptiveRho, SameMinimumOfTheSurrogateInFewerIterations) {
   }
 }
 
-// A run that ends before Admm::kRhoEvery iterations is the fixed-rho ADMM bit for bit (every MM
+// A run of at most Admm::kRhoEvery iterations is the fixed-rho ADMM bit for bit (every MM
 // step of the shipped row-split models), and a rho set by hand is never changed, however long the run.
 TEST(AdaptiveRho, ShortRunsAndAPinnedRhoAreUnchanged) {
   const Instance in(60, 500, 3, 3);

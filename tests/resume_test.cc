@@ -232,6 +232,18 @@ TEST_F(ResumeTest, InterruptAutosFinishAfterRhoWasBalancedThenResumeEndsWithTheU
   EXPECT_GT(s.at("rho").get<double>(), 4.0) << "rho was not balanced: the test checks nothing new";
 }
 
+// The same with CG as the finish's Xt-step (no Anderson acceleration): CG's preconditioner is kept
+// for several MM steps, and a rho balanced inside a step rebuilds it at that step's iterate, so
+// that the checkpoint's preconditioner iterate is the one the uninterrupted run uses. At m = 300
+// (206 MM steps) rho goes from 2 to 8.3 in step 198, whose preconditioner was built at step 191;
+// without the rebuild the resumed run ends with another rho and X.
+TEST_F(ResumeTest, InterruptAutosCgFinishAfterRhoWasBalancedThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume(
+      {{"model.synthetic.m", "300"}, {"solver.admm.xt_step", "auto"}, {"solver.admm.anderson_memory", "0"}}, 198);
+  const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
+  EXPECT_GT(s.at("rho").get<double>(), 4.0) << "rho was not balanced: the test checks nothing new";
+}
+
 // What SIGKILL leaves: the periodic checkpoint of some MM step and no outputs. A run that takes a
 // checkpoint at the end of every step (an interval of 1 ns) is copied, checkpoint alone, when the
 // next step ends, as a kill at that moment would leave it; its resumed run ends with the

@@ -71,7 +71,8 @@ inline constexpr double kBlockPreconditionerBytes = 8e6;
 
 struct AdmmOptions {
   int max_iterations = 1000;      // per MM step (docs/method.md: 1000)
-  double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step)
+  double rho = 0.0;               // penalty; 0 = automatic: max(rho_scale / phi'(0), tr(2B)/tr(P*P) at the first MM step),
+                                  // then balanced in long runs on the exact surrogate (adaptive_rho)
   double rho_scale = 10.0;        // the automatic rule's numerator (docs/method.md section 3)
   double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
   double c0 = 0.0;                // 0 = automatic: the size of F's parts at the start (docs/method.md section 7)
@@ -91,8 +92,9 @@ struct AdmmOptions {
   // Anderson acceleration of an ADMM run that passes 10 iterations: the number of past iterates it
   // extrapolates from (docs/method.md section 3.7). 0 = off.
   int anderson_memory = 10;
-  // Residual balancing of an automatic rho (rho = 0) in ADMM runs that pass 20 iterations, as OSQP
-  // adapts its rho (docs/method.md section 3.8); the rho reached is kept for the next MM steps.
+  // Residual balancing of an automatic rho (rho = 0) in ADMM runs on the exact surrogate that pass
+  // 20 iterations, as OSQP adapts its rho (docs/method.md section 3.8; not on the row-split
+  // surrogate, nor under a constraint); the rho reached is kept for the next MM steps.
   bool adaptive_rho = true;
 };
 
@@ -309,7 +311,7 @@ struct SolverState {
   Matrix X;                 // X_k
   double objective = 0.0;   // F(X_k)
   double c0 = 0.0;          // numerator of the tolerance schedule eps_k = max(eps_min, c0 / k^b0)
-  double rho = 0.0;         // the ADMM penalty (the automatic rho is fixed after MM step 1)
+  double rho = 0.0;         // the ADMM penalty (the automatic one as balanced so far, AdmmOptions::adaptive_rho)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
   bool tight = false;       // the ADMMs go to half the stationarity tolerance (admm.split kAuto)

@@ -277,10 +277,12 @@ std::vector<SolverOption> make_table() {
       "stop sooner are unchanged. 0 = off"));
   t.push_back(boolean_option(
       "admm.adaptive_rho", SDPRL_MEMBER(admm.adaptive_rho),
-      "with the automatic rho (admm.rho = 0), balance it in ADMM runs that pass 20 iterations (auto's "
-      "finish, SDPA problems): every 20th iteration rho becomes rho sqrt(relative primal residual / "
-      "relative dual residual) when that is more than 5 times away, as OSQP does, and the next MM steps "
-      "keep it (trace.csv: rho; docs/method.md section 3.8); runs that stop sooner are unchanged"));
+      "with the automatic rho (admm.rho = 0), balance it in ADMM runs on the exact surrogate that pass 20 "
+      "iterations (auto's finish, coupled runs, SDPA problems): every 20th iteration rho becomes rho "
+      "sqrt(relative primal residual / relative dual residual) when that is more than 2 times away (at "
+      "most 10 times per change), as OSQP does, and the next MM steps keep it (trace.csv: rho, as at the "
+      "end of each step's ADMM; docs/method.md section 3.8). Not on the row-split surrogate nor under a "
+      "constraint; runs that stop sooner are unchanged"));
   return t;
 }
 

@@ -156,6 +156,11 @@ class Cg final : public Refreshed {
     set_rho(rho);
   }
   void set_rho(double rho) override {
+    // A new rho within an MM step (AdmmOptions::adaptive_rho) rebuilds the blocks at this iterate:
+    // factoring the kept blocks (built at an older iterate) with this iterate's B would give a
+    // preconditioner that a resumed run, which rebuilds them at their saved iterate, cannot make.
+    // prepare() sets rho_ first, so its own call builds nothing twice.
+    if (rho != rho_ && due(/*forced=*/true)) balanced_rho_ = balanced(blocks_.build(s_));
     rho_ = rho;
     blocks_.factor(s_, rho, shift_);
   }
