@@ -250,8 +250,8 @@ double Admm::residual_balanced_rho(const AdmmState& st) {
   }
   // P*(nu) is carried by the exact and linearised steps (step()); CG's iteration computes it here.
   const bool carried = (xt_->exact() || xt_->linearized()) && st.Pnu.rows() == s_.rows();
-  if (!carried) s_.linearization().apply_adjoint(st.nu, residual_);
-  const Matrix& pnu = carried ? st.Pnu : residual_;
+  if (!carried) s_.linearization().apply_adjoint(st.nu, work_);  // (work_ is scratch between steps)
+  const Matrix& pnu = carried ? st.Pnu : work_;
   s_.apply_B(st.D, work2_);
   const double bd = 2.0 * work2_.lpNorm<Eigen::Infinity>(), g = s_.G().lpNorm<Eigen::Infinity>();
   const double pn = pnu.lpNorm<Eigen::Infinity>();
@@ -262,7 +262,8 @@ double Admm::residual_balanced_rho(const AdmmState& st) {
   // mcp124-1 asked for rho / 1e7 once).
   const double factor = std::sqrt((primal / primal_scale) / (dual / dual_scale));
   if (!std::isfinite(factor) || (factor <= kRhoBand && factor * kRhoBand >= 1.0)) return rho_;
-  return std::clamp(rho_ * std::clamp(factor, 1.0 / kRhoStep, kRhoStep), 1e-8, 1e8);
+  const double rho = rho_ * std::clamp(factor, 1.0 / kRhoStep, kRhoStep);
+  return std::isfinite(rho) && rho > 0.0 ? rho : rho_;
 }
 
 int Admm::run(AdmmState& st, double eps) {

@@ -113,7 +113,7 @@ class SDPRL_API Admm {
   std::uint64_t generation_ = 0;  // changes at every prepare(): P, and so P*(nu), changed
   // scratch
   Vector y_;
-  Matrix rhs_, work_, work2_, residual_;
+  Matrix rhs_, work_, work2_;
 };
 
 }  // namespace sdprl
