@@ -248,8 +248,9 @@ double Admm::residual_balanced_rho(const AdmmState& st) {
     pd = std::max(pd, std::abs(st.PD[k]));
     eb = std::max(eb, std::abs(st.e[k] - b[k]));
   }
-  // P*(nu) is carried by the exact and linearised steps (step()); CG's iteration computes it here.
-  const bool carried = (xt_->exact() || xt_->linearized()) && st.Pnu.rows() == s_.rows();
+  // P*(nu) is carried by the linearised step (step()); CG's iteration computes it here. (The
+  // exact row-block steps are row-split, where run() does not balance.)
+  const bool carried = xt_->linearized() && st.Pnu.rows() == s_.rows();
   if (!carried) s_.linearization().apply_adjoint(st.nu, work_);  // (work_ is scratch between steps)
   const Matrix& pnu = carried ? st.Pnu : work_;
   s_.apply_B(st.D, work2_);

@@ -126,7 +126,8 @@ void EntryLinearization::set_point(const Matrix& X) {
 // operations per multiply-add with one at a time). `out` is zero on entry.
 template <int R, class Coefficient>
 void EntryLinearization::row_axpys(const Coefficient& a, Matrix& out) const {
-  // A compile-time r unrolls the loops over a row's r doubles (r = 5: 1.x faster, see below).
+  // A compile-time r unrolls the loops over a row's r doubles (with row_dots: the quickstart's
+  // exact finish at r = 5, lambda = 1, 1.78 s against 2.56 s with a run-time r).
   const Index n = terms_.dimension(), r = R == Eigen::Dynamic ? X_.cols() : R;
 #pragma omp parallel for schedule(static) if (row_ptr_[n] * r > detail::kParallelWork)
   for (Index i = 0; i < n; ++i) {
