@@ -79,7 +79,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Case{"fused_rows", false, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kFusedRows},
         Case{"row_blocks", false, SplitMode::kRowSplit, false, CgPreconditioner::kAuto, false, Kind::kRowBlocks},
-        Case{"constrained_row_blocks", false, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, true,
+        // X >= 0 projects row by row: its split runs inside the fused pass.
+        Case{"constrained_fused_rows", false, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, true,
+             Kind::kFusedRows},
+        Case{"constrained_row_blocks", false, SplitMode::kRowSplit, false, CgPreconditioner::kAuto, true,
              Kind::kRowBlocks},
         Case{"shared_block", true, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kSharedBlock},
         Case{"cg_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, false, Kind::kCgBlocks},
@@ -103,6 +106,22 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else
 // is refused.
+// A constraint whose projection couples rows (a Frobenius ball) keeps the generic constraint split
+// with the exact row blocks: the fused pass projects one row at a time.
+TEST(XtStepFactory, AConstraintThatCouplesRowsKeepsTheGenericSplit) {
+  const Index n = 30, r = 3;
+  Model model;
+  model.terms = entry_terms(random_entries(n, 200, 3));
+  model.constraint = std::make_shared<FrobeniusBall>(2.0);
+  auto loss = load_loss("l1");
+  Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kRowSplit, r);
+  std::mt19937_64 rng(6);
+  h.update(random_matrix(n, r, 0.1, rng));
+  const auto step = xt_step::make_xt_step(h, AdmmOptions{}, true, xt_step::Paths{});
+  EXPECT_EQ(step->kind(), Kind::kRowBlocks) << step->name();
+  EXPECT_TRUE(step->constrained());
+}
+
 TEST(XtStepWarmStart, EncodeDecodeRoundTrip) {
   std::mt19937_64 rng(2);
   xt_step::CgWarmStart warm;

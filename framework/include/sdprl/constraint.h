@@ -28,6 +28,10 @@ class SDPRL_API ConvexConstraint {
   // True when K is a cone (c Y in K for every Y in K and c >= 0): then a ray c X_k stays feasible
   // and the solver may prove F unbounded along it (docs/method.md section 7.1).
   virtual bool is_cone() const { return false; }
+  // True when project() treats each row of Y on its own (row i of the projection depends on row i
+  // of Y only), as X >= 0 does: the row-split ADMM then runs the constraint split inside its
+  // fused pass over the rows (docs/method.md section 3.3) instead of a pass of its own.
+  virtual bool rows_independent() const { return false; }
 };
 
 // K = {X : X_ij >= 0}. Projection: max(0, X); support: 0 when mu <= 0 (the polar cone), else +inf.
@@ -36,6 +40,7 @@ class SDPRL_API Nonnegative final : public ConvexConstraint {
   ~Nonnegative() override;
   std::string name() const override { return "nonnegative"; }
   bool is_cone() const override { return true; }
+  bool rows_independent() const override { return true; }
   void project(Matrix& Y) const override;
   double support(const Matrix& mu) const override;
 };

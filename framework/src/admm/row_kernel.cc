@@ -1,6 +1,7 @@
 // The fused row-split ADMM iteration (formulas in row_kernel.h). The rank r is a template
-// parameter for r <= 8, so that the per-term dot products and updates of r doubles are unrolled
-// and vectorised; larger ranks take the same code with Eigen::Dynamic.
+// parameter for r <= 8 and r = 10 (detail::with_rank), so that the per-term dot products and
+// updates of r doubles are unrolled and vectorised; other ranks take the same code with
+// Eigen::Dynamic.
 #include "admm/row_kernel.h"
 
 #include <Eigen/Cholesky>
@@ -35,7 +36,18 @@ struct RowBuffers {
 // sums in registers: (1) y_h and sum_h y_h a_h; (2) v_h, the e- and nu-steps and the gap's sums.
 // The row's data (a, u, b) is read twice, not once per formula as in the generic form below
 // (some 4 r + 8 passes over the row): 17% less time per ADMM iteration at m = 10^4, rank 5.
-template <int R>
+// Row i of the constraint split's Y: its projection, through a 1 x r matrix per thread (the
+// constraint's project() takes a Matrix; a row-independent one projects the row alone).
+void project_row(const ConvexConstraint& constraint, double* y, Index r) {
+  thread_local Matrix row;
+  row = Eigen::Map<const Matrix>(y, 1, r);
+  constraint.project(row);
+  Eigen::Map<Matrix>(y, 1, r) = row;
+}
+
+// kSplit: with the constraint split of RowKernel::constraint (row_kernel.h); without it the code
+// is the unconstrained pass, bit for bit.
+template <int R, bool kSplit>
 [[gnu::noinline]] RowSums iterate_one(const RowKernel& k, Index i, const double* a, double bii, const double* inverse,
                                       double* work, double* u_all, double* D) {
   using Vec = Eigen::Matrix<double, R, 1>;
@@ -47,8 +59,32 @@ template <int R>
   double* u_row = u_all + p0;
   const double* b_row = k.b + p0;
   // Locals (not views of memory), so that the compiler may keep them in registers.
-  Vec acc(r), m(r), dl(r);
+  Vec acc(r), m(r), dl(r), sv(r);
   RowSums row;
+  // d_i = K_i^{-1} acc, and with the constraint split the Y- and mu-steps; sv = the feasible step
+  // s_i = Y_i - x_i (d_i without a constraint), at which the gap's primal value is taken.
+  auto xt_step = [&]() {
+    if constexpr (kSplit) {
+      const Eigen::Map<const Vec> x(k.center + i * r, r), mu(k.mu + i * r, r), y(k.Y + i * r, r);
+      acc -= mu + k.rho_k * (x - y);
+    }
+    dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
+    Eigen::Map<Vec>(D + i * r, r) = dl;
+    if constexpr (kSplit) {
+      const Eigen::Map<const Vec> x(k.center + i * r, r);
+      Eigen::Map<Vec> mu(k.mu + i * r, r), y(k.Y + i * r, r);
+      const Vec z = x + dl + mu / k.rho_k;
+      y = z;
+      project_row(*k.constraint, k.Y + i * r, r);
+      // rho_k (z - Y), not mu + rho_k (x + d - Y): exact in floating point for a cone (Admm::step).
+      mu = k.rho_k * (z - y);
+      sv = y - x;
+      Eigen::Map<Vec>(k.step + i * r, r) = sv;
+      row.mu_x = mu.dot(x);
+    } else {
+      sv = dl;
+    }
+  };
   if constexpr (R != Eigen::Dynamic) {
     using Map = Eigen::Map<Lanes>;
     using ConstMap = Eigen::Map<const Lanes>;
@@ -68,8 +104,7 @@ template <int R>
       for (int c = 0; c < R; ++c) tail[c] += y * a[c * deg + q];
     }
     for (int c = 0; c < R; ++c) acc[c] = -g[c] - add_lanes(sum_lanes[c], tail[c]);
-    dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
-    Eigen::Map<Vec>(D + i * r, r) = dl;
+    xt_step();
     // Pass 2: v_h = <d_i, a_h> + b_h; the e- and nu-steps u_h <- rho v_h + nu_h, nu_h <- clamp(u_h)
     // (branch-free); the gap's |v|, <nu, b> and M_i = G_i + sum_h nu_h a_h.
     Lanes abs_lanes = Lanes::Zero(), nub_lanes = Lanes::Zero();
@@ -81,7 +116,13 @@ template <int R>
       const Lanes u = rho * v + clamp_nu(ConstMap(u_row + q));
       const Lanes nu = clamp_nu(u);
       Map(u_row + q) = u;
-      abs_lanes += v.abs();
+      if constexpr (kSplit) {
+        Lanes w = b;
+        for (int c = 0; c < R; ++c) w += sv[c] * ConstMap(a + c * deg + q);
+        abs_lanes += w.abs();
+      } else {
+        abs_lanes += v.abs();
+      }
       nub_lanes += nu * b;
       for (int c = 0; c < R; ++c) sum_lanes[c] += nu * ConstMap(a + c * deg + q);
     }
@@ -93,7 +134,13 @@ template <int R>
       const double u = rho * v + clamp_nu(u_row[q]);
       const double nu = clamp_nu(u);
       u_row[q] = u;
-      abs_tail += std::abs(v);
+      if constexpr (kSplit) {
+        double w = b_row[q];
+        for (int c = 0; c < R; ++c) w += sv[c] * a[c * deg + q];
+        abs_tail += std::abs(w);
+      } else {
+        abs_tail += std::abs(v);
+      }
       nub_tail += nu * b_row[q];
       for (int c = 0; c < R; ++c) tail[c] += nu * a[c * deg + q];
     }
@@ -112,17 +159,21 @@ template <int R>
     // The same formulas as the fixed-rank passes, one whole-array expression at a time.
     y = rho * b + 2.0 * clamp_nu(u) - u;
     for (Index c = 0; c < r; ++c) acc[c] = -g[c] - (y * column(c)).sum();
-    dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
-    Eigen::Map<Vec>(D + i * r, r) = dl;
+    xt_step();
     v = b;
     for (Index c = 0; c < r; ++c) v += dl[c] * column(c);
     u = rho * v + clamp_nu(u);
     y = clamp_nu(u);  // nu, in y's storage
+    if constexpr (kSplit) {  // v: the residuals at the feasible step, for the primal value
+      v = b;
+      for (Index c = 0; c < r; ++c) v += sv[c] * column(c);
+    }
     row.absolute = v.abs().sum();
     row.nu_b = (y * b).sum();
     for (Index c = 0; c < r; ++c) m[c] = g[c] + (y * column(c)).sum();
   }
-  row.quadratic = bii * dl.squaredNorm() + g.dot(dl);
+  if constexpr (kSplit) m += Eigen::Map<const Vec>(k.mu + i * r, r);
+  row.quadratic = bii * sv.squaredNorm() + g.dot(sv);
   // B_ii = 0: no term and no regularizer on row i, M_i = 0 there (the pseudo-inverse of B).
   if (bii > 0.0) row.m_binv_m = m.squaredNorm() / bii;
   return row;
@@ -143,8 +194,10 @@ void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, dou
       }
     }
     if (k.offsets[i + 1] > k.offsets[i]) k.rows->row_vectors(i, w.a.data());
-    sums.add(iterate_one<R>(k, i, w.a.data(), (*k.b_diagonal)[i], k.inverse_blocks + i * r * r, w.work.data(),
-                            u_all, D));
+    const double* inverse = k.inverse_blocks + i * r * r;
+    sums.add(k.constraint
+                 ? iterate_one<R, true>(k, i, w.a.data(), (*k.b_diagonal)[i], inverse, w.work.data(), u_all, D)
+                 : iterate_one<R, false>(k, i, w.a.data(), (*k.b_diagonal)[i], inverse, w.work.data(), u_all, D));
   }
 }
 
@@ -187,14 +240,14 @@ template <int R>
   // K^{-1} = L^{-T} L^{-1}.
   const auto& L = llt.matrixLLT();  // L in the lower triangle, row-major
   if constexpr (R == Eigen::Dynamic) {
-    // Ranks above 8 (the coupled Xt-step of tools/bench/sdpa_compare runs at rank 20-90): L^{-1}
+    // Ranks not fixed (the coupled Xt-step of tools/bench/sdpa_compare runs at rank 20-90): L^{-1}
     // by Eigen's blocked triangular solve. Together with the SYRK in block_gram() this took 300 MM
     // steps at n = 100, rank 60 from 3.52 to 3.24 s (medians of 3, same objective to 11 digits).
     Eigen::MatrixXd Linv = Eigen::MatrixXd::Identity(r, r);
     L.template triangularView<Eigen::Lower>().solveInPlace(Linv);
     inv.noalias() = Linv.transpose() * Linv;
   } else {
-    // Ranks up to 8: L^{-1} by forward substitution; for these small blocks llt.solve(I) and the
+    // Fixed ranks: L^{-1} by forward substitution; for these small blocks llt.solve(I) and the
     // triangular solver cost several times the factorisation.
     Mat Linv = Mat::Zero(r, r);
     for (Index j = 0; j < r; ++j) {
@@ -240,7 +293,11 @@ void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double 
 
 RowSums iterate_row(const RowKernel& k, Index i, const double* a, double b_ii, const double* inverse, double* work,
                     double* u, double* D) {
-  return with_rank(k.r, [&](auto R) { return iterate_one<decltype(R)::value>(k, i, a, b_ii, inverse, work, u, D); });
+  return with_rank(k.r, [&](auto R) {
+    constexpr int kR = decltype(R)::value;
+    return k.constraint ? iterate_one<kR, true>(k, i, a, b_ii, inverse, work, u, D)
+                        : iterate_one<kR, false>(k, i, a, b_ii, inverse, work, u, D);
+  });
 }
 
 RowSums sum_row_sums(const std::vector<RowSums>& rows) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "rows/row_blocks.h"
+#include "sdprl/constraint.h"
 #include "sdprl/constraint_set.h"
 #include "sdprl/types.h"
 
@@ -54,17 +55,34 @@ struct RowKernel {
   const Vector* b_diagonal = nullptr;  // diag(B), length n
   const double* inverse_blocks = nullptr;  // n blocks (r x r, row-major): K_i^{-1}, zero where K_i = 0
   double rho = 1.0;
+  // The constraint split X_k + D - Y = 0 (sdprl/constraint.h) of a constraint whose projection acts
+  // row by row (ConvexConstraint::rows_independent); nullptr without one. Row i then reads
+  //   Xt-step   d_i = K_i^{-1} ( -G_i - sum_h y_h a_h - mu_i - rho_k (x_i - Y_i) ),
+  //             K_i = 2 B_ii I + rho sum_h a_h a_h^T + rho_k I
+  //   Y-step    z_i = x_i + d_i + mu_i / rho_k,  Y_i = proj(z_i),  mu_i = rho_k (z_i - Y_i)
+  //   gap       H at the feasible step s_i = Y_i - x_i: B_ii |s_i|^2 + <G_i, s_i> + 2 sum_h |<s_i, a_h> + b_h|,
+  //             and the dual gains <mu_i, x_i> and mu_i in M_i (- sigma_K(mu), added by the caller)
+  // as Admm::step() computes them for the whole matrix. mu, Y, step (n x r, row-major) are
+  // updated in place; center is X_k.
+  const ConvexConstraint* constraint = nullptr;
+  double rho_k = 0.0;
+  const double* center = nullptr;
+  double* mu = nullptr;
+  double* Y = nullptr;
+  double* step = nullptr;
 };
 
 // The row sums of one iteration: primal H(D) = quadratic + 2 absolute + c,
 // dual D(nu) = c + nu_b - m_binv_m / 4.
+// With a constraint split, mu_x = <mu, X_k> joins the dual.
 struct RowSums {
-  double quadratic = 0.0, absolute = 0.0, nu_b = 0.0, m_binv_m = 0.0;
+  double quadratic = 0.0, absolute = 0.0, nu_b = 0.0, m_binv_m = 0.0, mu_x = 0.0;
   void add(const RowSums& o) {
     quadratic += o.quadratic;
     absolute += o.absolute;
     nu_b += o.nu_b;
     m_binv_m += o.m_binv_m;
+    mu_x += o.mu_x;
   }
 };
 

@@ -90,7 +90,7 @@ class EntryLinearization final : public TermLinearization,
 
   // entry_linearization.cc
   void set_point(const Matrix& X);
-  // R: the rank as a template parameter (detail::with_rank), Eigen::Dynamic above 8.
+  // R: the rank as a template parameter (detail::with_rank), Eigen::Dynamic for the ranks it does not fix.
   template <int R, class Coefficient>
   void row_axpys(const Coefficient& a, Matrix& out) const;
   template <int R>

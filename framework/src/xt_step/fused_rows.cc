@@ -50,6 +50,8 @@ class FusedRows::RowStep final : public RowConsumer {
 
 FusedRows::~FusedRows() = default;
 
+bool FusedRows::fuses_rebuild() const { return fuse_rebuild_ && !s_.model().constraint; }
+
 void FusedRows::prepare(double rho, bool) {
   gram_stale_ = false;
   max_degree_ = detail::max_row_degree(s_.linearization().row_split()->row_offsets(), s_.rows());
@@ -72,10 +74,13 @@ void FusedRows::solve(const Matrix& rhs, Matrix& D, double, long*) { blocks_.app
 void FusedRows::apply_gram(const Matrix& D, Matrix& out) const { blocks_.apply_gram(D, out); }
 
 namespace {
-void set_gap(const Surrogate& s, const detail::RowSums& sums, AdmmState& st) {
-  st.step = st.D;
+// With the constraint split the rows wrote st.step (Y - X_k), and the dual gains <mu, X_k> -
+// sigma_K(mu) (sdprl/constraint.h).
+void set_gap(const Surrogate& s, const detail::RowSums& sums, AdmmState& st, const ConvexConstraint* constraint) {
+  if (!constraint) st.step = st.D;
   st.primal = sums.quadratic + 2.0 * sums.absolute + s.c();
   st.dual = s.c() + sums.nu_b - 0.25 * sums.m_binv_m;
+  if (constraint) st.dual += sums.mu_x - constraint->support(st.mu);
   st.gap = st.primal - st.dual;
 }
 }  // namespace
@@ -95,7 +100,22 @@ bool FusedRows::iterate_rows(AdmmState& st, double rho) {
   k.b_diagonal = &s_.b_diagonal();
   k.inverse_blocks = blocks_.inverse_data();
   k.rho = rho;
-  set_gap(s_, detail::fused_iteration(k, st.u, st.D), st);
+  const ConvexConstraint* constraint = s_.model().constraint.get();
+  if (constraint) {
+    // The constraint split (set up by the Constrained wrapper, whose penalty rho_k is shift_): Y
+    // starts at X_k, as in Admm::step.
+    const Index n = s_.rows(), r = s_.rank();
+    if (st.Y.rows() != n || st.Y.cols() != r) st.Y = s_.center();
+    if (st.mu.rows() != n || st.mu.cols() != r) st.mu.setZero(n, r);
+    st.step.resize(n, r);
+    k.constraint = constraint;
+    k.rho_k = shift_;
+    k.center = s_.center().data();
+    k.mu = st.mu.data();
+    k.Y = st.Y.data();
+    k.step = st.step.data();
+  }
+  set_gap(s_, detail::fused_iteration(k, st.u, st.D), st, constraint);
   return true;
 }
 
@@ -107,7 +127,7 @@ bool FusedRows::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, Admm
   // The surrogate, the blocks and the state change together: after a failure none is usable.
   gram_stale_ = true;
   if (!surrogate.update(Xk, &step)) return false;  // no one-pass rebuild (e.g. distance terms): the caller prepares
-  set_gap(s_, step.total(), st);
+  set_gap(s_, step.total(), st, nullptr);
   return true;
 }
 

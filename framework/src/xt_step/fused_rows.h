@@ -1,7 +1,9 @@
 // Internal: the kFusedRows strategy (xt_step/xt_step.h). Row-split with a diagonal B and terms
 // that hand out their rows (TermLinearization::row_offsets, unit weights): the Xt-step is the n
 // row blocks, and the whole ADMM iteration runs as one fused pass per row (admm/row_kernel.h);
-// where the terms have a one-pass rebuild, that pass is fused with the MM rebuild too.
+// where the terms have a one-pass rebuild, that pass is fused with the MM rebuild too. Under a
+// constraint whose projection acts row by row (X >= 0) the Constrained wrapper holds this strategy
+// and the pass runs the constraint split's Y- and mu-steps per row as well.
 #pragma once
 
 #include <vector>
@@ -22,7 +24,8 @@ class FusedRows final : public XtStep {
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
   void apply_gram(const Matrix& D, Matrix& out) const override;
   bool iterate_rows(AdmmState& state, double rho) override;
-  bool fuses_rebuild() const override { return fuse_rebuild_; }
+  // Not under a constraint split (the rebuild's first iteration has no Y- and mu-steps).
+  bool fuses_rebuild() const override;
   bool rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state, double rho) override;
 
  private:

@@ -301,6 +301,8 @@ class Constrained final : public XtStep {
     inner_->solve(rhs, D, eps, cg_iterations);
   }
   void apply_gram(const Matrix& D, Matrix& out) const override { inner_->apply_gram(D, out); }
+  // The fused row pass runs the Y- and mu-steps itself (a row-independent constraint).
+  bool iterate_rows(AdmmState& state, double rho) override { return inner_->iterate_rows(state, rho); }
   double majorant_scale() const override { return inner_->majorant_scale(); }
   void proximal_term(const Matrix& D, Matrix& out) const override { inner_->proximal_term(D, out); }
   int preconditioner_age() const override { return inner_->preconditioner_age(); }
@@ -333,9 +335,11 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
   const bool shared = shared_gram_block(lin, block);
   std::unique_ptr<XtStep> step;
   if (exact) {
-    // The fused row pass needs the rows' a_h and unit term weights; the constraint split keeps the
-    // generic path.
-    if (paths.fused && !constrained && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
+    // The fused row pass needs the rows' a_h and unit term weights; a constraint split joins it
+    // when its projection acts row by row (X >= 0), else keeps the generic path (a Frobenius ball).
+    const ConvexConstraint* constraint = s.model().constraint.get();
+    const bool rows_split = !constrained || (constraint != nullptr && constraint->rows_independent());
+    if (paths.fused && rows_split && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
       step = std::make_unique<FusedRows>(s, options, paths.fused_rebuild);
     else if (shared)
       step = std::make_unique<Exact<SharedBlockInverse, Kind::kSharedBlock>>(s, options);
