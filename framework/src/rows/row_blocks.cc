@@ -6,35 +6,49 @@
 namespace sdprl::detail {
 namespace {
 
+// The products of columns c1 in [C0, C1) with columns c2 >= c1 of the (deg x R) matrix A (stored
+// column by column) into the block's entries (c1, c2) and (c2, c1): one pass over the terms with
+// each product accumulated in eight lanes, R - C0 loads per eight terms instead of two per product
+// (separate dot products were load-bound). A fixed order of additions per entry, so the block does
+// not depend on the thread that computes it, nor on how the columns are tiled.
+template <int R, int C0, int C1>
+void gram_tile(const double* a, Index deg, double* block) {
+  constexpr int kPairs = (C1 - C0) * (2 * R - C0 - C1 + 1) / 2;
+  Lanes acc[kPairs];
+  for (Lanes& l : acc) l.setZero();
+  Index q = 0;
+  for (; q + 8 <= deg; q += 8) {
+    Lanes v[R];
+    for (int c = C0; c < R; ++c) v[c] = Eigen::Map<const Lanes>(a + c * deg + q);
+    int k = 0;
+    for (int c1 = C0; c1 < C1; ++c1)
+      for (int c2 = c1; c2 < R; ++c2) acc[k++] += v[c1] * v[c2];
+  }
+  double tail[kPairs] = {};
+  for (; q < deg; ++q) {
+    int k = 0;
+    for (int c1 = C0; c1 < C1; ++c1)
+      for (int c2 = c1; c2 < R; ++c2) tail[k++] += a[c1 * deg + q] * a[c2 * deg + q];
+  }
+  int k = 0;
+  for (int c1 = C0; c1 < C1; ++c1)
+    for (int c2 = c1; c2 < R; ++c2, ++k) block[c1 * R + c2] = block[c2 * R + c1] = add_lanes(acc[k], tail[k]);
+}
+
 // Block = A^T A for the (deg x r) matrix A of the a_h, stored column by column (no GEMM packing for
-// these short, thin blocks): one pass with lane accumulators for a fixed rank, a dot product per
-// entry otherwise.
+// these short, thin blocks).
 template <int R>
 void block_gram(const double* a, Index deg, Index r, double* block) {
-  if constexpr (R != Eigen::Dynamic) {
-    // One pass over the terms with the R (R + 1) / 2 products accumulated in eight lanes each: R
-    // loads per eight terms instead of two per product (the separate dot products were load-bound).
-    // A fixed order of additions, so the block does not depend on the thread that computes it.
-    constexpr int kPairs = R * (R + 1) / 2;
-    Lanes acc[kPairs];
-    for (Lanes& l : acc) l.setZero();
-    Index q = 0;
-    for (; q + 8 <= deg; q += 8) {
-      Lanes v[R];
-      for (int c = 0; c < R; ++c) v[c] = Eigen::Map<const Lanes>(a + c * deg + q);
-      int k = 0;
-      for (int c1 = 0; c1 < R; ++c1)
-        for (int c2 = c1; c2 < R; ++c2) acc[k++] += v[c1] * v[c2];
-    }
-    double tail[kPairs] = {};
-    for (; q < deg; ++q) {
-      int k = 0;
-      for (int c1 = 0; c1 < R; ++c1)
-        for (int c2 = c1; c2 < R; ++c2) tail[k++] += a[c1 * deg + q] * a[c2 * deg + q];
-    }
-    int k = 0;
-    for (int c1 = 0; c1 < R; ++c1)
-      for (int c2 = c1; c2 < R; ++c2, ++k) block[c1 * R + c2] = block[c2 * R + c1] = add_lanes(acc[k], tail[k]);
+  if constexpr (R != Eigen::Dynamic && R <= 8) {
+    gram_tile<R, 0, R>(a, deg, block);
+  } else if constexpr (R != Eigen::Dynamic) {
+    // Rank 10's 55 products in one pass would need 55 accumulators, more than the 32 vector
+    // registers of AVX-512, and spill: three passes over the row's columns (in L1) with 27, 18 and
+    // 10 of them. The same sums in the same order as one pass.
+    static_assert(R == 10, "tile the columns of another fixed rank here");
+    gram_tile<R, 0, 3>(a, deg, block);
+    gram_tile<R, 3, 6>(a, deg, block);
+    gram_tile<R, 6, 10>(a, deg, block);
   } else {
     // A symmetric rank-deg update (Eigen's blocked SYRK) for the lower triangle, mirrored, instead
     // of one dot product per entry (a seventh of an MM step at rank 60, coupled Xt-step).
