@@ -94,7 +94,8 @@ struct AdmmOptions {
   int anderson_memory = 10;
   // Residual balancing of an automatic rho (rho = 0) in ADMM runs on the exact surrogate that pass
   // 20 iterations, as OSQP adapts its rho (docs/method.md section 3.8; not on the row-split
-  // surrogate, nor under a constraint); the rho reached is kept for the next MM steps.
+  // surrogate; under a constraint rho_constraint keeps its rule); the rho reached is kept for the
+  // next MM steps.
   bool adaptive_rho = true;
 };
 

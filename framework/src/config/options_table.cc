@@ -281,8 +281,8 @@ std::vector<SolverOption> make_table() {
       "iterations (auto's finish, coupled runs, SDPA problems): every 20th iteration rho becomes rho "
       "sqrt(relative primal residual / relative dual residual) when that is more than 2 times away (at "
       "most 10 times per change), as OSQP does, and the next MM steps keep it (trace.csv: rho, as at the "
-      "end of each step's ADMM; docs/method.md section 3.8). Not on the row-split surrogate nor under a "
-      "constraint; runs that stop sooner are unchanged"));
+      "end of each step's ADMM; docs/method.md section 3.8). Not on the row-split surrogate; under a "
+      "constraint (X >= 0) the split's own penalty is not balanced; runs that stop sooner are unchanged"));
   return t;
 }
 
