@@ -59,7 +59,7 @@ void expect_row_vectors_match_maps(const ConstraintSet& terms, Index r, std::uin
 // stride here, against the maps, which read X itself.
 TEST(RowVectors, EntryTermsMatchTheirMaps) {
   const EntryData d = random_entries(15, 80, 71);
-  for (const Index r : {1, 2, 3, 4, 5, 6, 7, 8, 11}) {
+  for (const Index r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 11}) {
     SCOPED_TRACE("rank " + std::to_string(r));
     expect_row_vectors_match_maps(*entry_terms(d), r, 72);
   }
@@ -227,18 +227,25 @@ TEST(FusedRowPass, NonnegativeConstraintSameIteratesAsGenericSplit) {
   const RunResult f = run(m, "l1", 4, true, 1, 100);
   EXPECT_GE(f.X.minCoeff(), 0.0);
   EXPECT_GT((f.X.array() == 0.0).count(), 0) << "the constraint is active somewhere";
+  // The rows' Y- and mu-steps and mu_x join the fixed chunks' sums: bitwise the same for any
+  // thread count.
+  const RunResult two = run(m, "l1", 4, true, 2, 100);
+  set_threads(1);
+  EXPECT_EQ(two.summary.final_objective, f.summary.final_objective);
+  EXPECT_TRUE(two.X == f.X) << "max difference " << (two.X - f.X).cwiseAbs().maxCoeff();
 }
 
 // The direct Xt-step solves (2B + rho P*P) D = -G - P*(nu + rho (b - e)) exactly, row by row, with
 // the inverse blocks K_i^{-1} (detail::invert_row_blocks) of the Gram blocks sum_h a_h a_h^T
 // (detail::row_block_gram): checked against the normal equations written with P, P* and B, for
-// the fixed-rank kernels (rank 5) and the dynamic ones (ranks 11 and 24: SYRK and blocked
-// triangular solve), on the fused and on the generic path.
+// the fixed-rank kernels (rank 5; rank 10, whose Gram blocks are summed in three column tiles)
+// and the dynamic ones (ranks 11 and 24: SYRK and blocked triangular solve), on the fused and on
+// the generic path.
 TEST(DirectXtStep, SolvesItsNormalEquationsAtFixedAndDynamicRanks) {
   Model model;
   model.terms = entry_terms(random_entries(120, 3000, 95));
   const auto loss = load_loss("leaky-mcp");
-  for (const Index r : {5, 11, 24}) {
+  for (const Index r : {5, 10, 11, 24}) {
     for (const bool fused : {true, false}) {
       SCOPED_TRACE("rank " + std::to_string(r) + (fused ? ", fused" : ", generic"));
       std::mt19937_64 rng(96 + static_cast<std::uint64_t>(r));

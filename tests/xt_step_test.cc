@@ -104,8 +104,6 @@ INSTANTIATE_TEST_SUITE_P(
              false, Kind::kLinearizedBlocks, CoupledStep::kAuto}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else
-// is refused.
 // A constraint whose projection couples rows (a Frobenius ball) keeps the generic constraint split
 // with the exact row blocks: the fused pass projects one row at a time.
 TEST(XtStepFactory, AConstraintThatCouplesRowsKeepsTheGenericSplit) {
@@ -122,6 +120,8 @@ TEST(XtStepFactory, AConstraintThatCouplesRowsKeepsTheGenericSplit) {
   EXPECT_TRUE(step->constrained());
 }
 
+// The CG warm start's bytes: what encode() writes decode() reads back bit for bit; anything else
+// is refused.
 TEST(XtStepWarmStart, EncodeDecodeRoundTrip) {
   std::mt19937_64 rng(2);
   xt_step::CgWarmStart warm;

@@ -28,9 +28,11 @@ class SDPRL_API ConvexConstraint {
   // True when K is a cone (c Y in K for every Y in K and c >= 0): then a ray c X_k stays feasible
   // and the solver may prove F unbounded along it (docs/method.md section 7.1).
   virtual bool is_cone() const { return false; }
-  // True when project() treats each row of Y on its own (row i of the projection depends on row i
-  // of Y only), as X >= 0 does: the row-split ADMM then runs the constraint split inside its
-  // fused pass over the rows (docs/method.md section 3.3) instead of a pass of its own.
+  // True when K is a product of one set per row, the same set for every row (row i of the
+  // projection is a function of row i of Y alone, the same function for every i), as for X >= 0:
+  // the row-split ADMM then runs the constraint split inside its fused pass over the rows
+  // (docs/method.md section 3.3), calling project() on 1 x r matrices, from several threads at
+  // once (so project() must not modify shared state).
   virtual bool rows_independent() const { return false; }
 };
 

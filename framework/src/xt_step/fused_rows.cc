@@ -100,10 +100,10 @@ bool FusedRows::iterate_rows(AdmmState& st, double rho) {
   k.b_diagonal = &s_.b_diagonal();
   k.inverse_blocks = blocks_.inverse_data();
   k.rho = rho;
-  const ConvexConstraint* constraint = s_.model().constraint.get();
+  // The constraint split when the Constrained wrapper holds this strategy (it sets the split's
+  // penalty rho_k > 0 as shift_); Y starts at X_k, as in Admm::step.
+  const ConvexConstraint* constraint = shift_ > 0.0 ? s_.model().constraint.get() : nullptr;
   if (constraint) {
-    // The constraint split (set up by the Constrained wrapper, whose penalty rho_k is shift_): Y
-    // starts at X_k, as in Admm::step.
     const Index n = s_.rows(), r = s_.rank();
     if (st.Y.rows() != n || st.Y.cols() != r) st.Y = s_.center();
     if (st.mu.rows() != n || st.mu.cols() != r) st.mu.setZero(n, r);
