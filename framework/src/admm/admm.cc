@@ -258,8 +258,9 @@ double Admm::residual_balanced_rho(const AdmmState& st) {
   const double pn = pnu.lpNorm<Eigen::Infinity>();
   // Under a constraint split the Lagrangian's gradient gains mu (its own penalty rho_k is not balanced).
   const bool split = constraint_ && st.mu.rows() == s_.rows();
-  const double dual = split ? (2.0 * work2_ + s_.G() + pnu + st.mu).lpNorm<Eigen::Infinity>()
-                            : (2.0 * work2_ + s_.G() + pnu).lpNorm<Eigen::Infinity>();
+  work2_ = 2.0 * work2_ + s_.G() + pnu;  // the gradient, in B D's storage (bd is taken)
+  if (split) work2_ += st.mu;
+  const double dual = work2_.lpNorm<Eigen::Infinity>();
   const double mu_scale = split ? st.mu.lpNorm<Eigen::Infinity>() : 0.0;
   const double primal_scale = std::max(pd, eb), dual_scale = std::max({bd, g, pn, mu_scale});
   if (!(primal > 0.0 && dual > 0.0 && primal_scale > 0.0 && dual_scale > 0.0)) return rho_;

@@ -65,25 +65,25 @@ template <int R, bool kSplit>
   // s_i = Y_i - x_i (d_i without a constraint), at which the gap's primal value is taken.
   auto xt_step = [&]() {
     if constexpr (kSplit) {
-      const Eigen::Map<const Vec> x(k.center + i * r, r), mu(k.mu + i * r, r), y(k.Y + i * r, r);
-      acc -= mu + k.rho_k * (x - y);
-    }
-    dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
-    Eigen::Map<Vec>(D + i * r, r) = dl;
-    if constexpr (kSplit) {
       const Eigen::Map<const Vec> x(k.center + i * r, r);
       Eigen::Map<Vec> mu(k.mu + i * r, r), y(k.Y + i * r, r);
-      const Vec z = x + dl + mu / k.rho_k;
-      y = z;
+      acc -= mu + k.rho_k * (x - y);
+      dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
+      // z = x + d + mu / rho_k in sv's storage (no vector of its own: at a dynamic rank each one
+      // is an allocation per row), then Y = proj(z) and mu = rho_k (z - Y), not mu + rho_k
+      // (x + d - Y): exact in floating point for a cone (Admm::step).
+      sv = x + dl + mu / k.rho_k;
+      y = sv;
       project_row(*k.constraint, k.Y + i * r, r);
-      // rho_k (z - Y), not mu + rho_k (x + d - Y): exact in floating point for a cone (Admm::step).
-      mu = k.rho_k * (z - y);
+      mu = k.rho_k * (sv - y);
       sv = y - x;
       Eigen::Map<Vec>(k.step + i * r, r) = sv;
       row.mu_x = mu.dot(x);
     } else {
+      dl.noalias() = Eigen::Map<const Mat>(inverse, r, r) * acc;
       sv = dl;
     }
+    Eigen::Map<Vec>(D + i * r, r) = dl;
   };
   if constexpr (R != Eigen::Dynamic) {
     using Map = Eigen::Map<Lanes>;
@@ -179,6 +179,14 @@ template <int R, bool kSplit>
   return row;
 }
 
+// iterate_one() with or without the constraint split, as the kernel has one.
+template <int R>
+RowSums iterate_any(const RowKernel& k, Index i, const double* a, double bii, const double* inverse, double* work,
+                    double* u_all, double* D) {
+  return k.constraint ? iterate_one<R, true>(k, i, a, bii, inverse, work, u_all, D)
+                      : iterate_one<R, false>(k, i, a, bii, inverse, work, u_all, D);
+}
+
 template <int R>
 void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, double* u_all, double* D,
                   RowSums& sums) {
@@ -194,10 +202,8 @@ void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, dou
       }
     }
     if (k.offsets[i + 1] > k.offsets[i]) k.rows->row_vectors(i, w.a.data());
-    const double* inverse = k.inverse_blocks + i * r * r;
-    sums.add(k.constraint
-                 ? iterate_one<R, true>(k, i, w.a.data(), (*k.b_diagonal)[i], inverse, w.work.data(), u_all, D)
-                 : iterate_one<R, false>(k, i, w.a.data(), (*k.b_diagonal)[i], inverse, w.work.data(), u_all, D));
+    sums.add(iterate_any<R>(k, i, w.a.data(), (*k.b_diagonal)[i], k.inverse_blocks + i * r * r, w.work.data(),
+                            u_all, D));
   }
 }
 
@@ -293,11 +299,7 @@ void invert_row_blocks(const Matrix& gram, const Vector& bd, double rho, double 
 
 RowSums iterate_row(const RowKernel& k, Index i, const double* a, double b_ii, const double* inverse, double* work,
                     double* u, double* D) {
-  return with_rank(k.r, [&](auto R) {
-    constexpr int kR = decltype(R)::value;
-    return k.constraint ? iterate_one<kR, true>(k, i, a, b_ii, inverse, work, u, D)
-                        : iterate_one<kR, false>(k, i, a, b_ii, inverse, work, u, D);
-  });
+  return with_rank(k.r, [&](auto R) { return iterate_any<decltype(R)::value>(k, i, a, b_ii, inverse, work, u, D); });
 }
 
 RowSums sum_row_sums(const std::vector<RowSums>& rows) {

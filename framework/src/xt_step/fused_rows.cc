@@ -50,8 +50,6 @@ class FusedRows::RowStep final : public RowConsumer {
 
 FusedRows::~FusedRows() = default;
 
-bool FusedRows::fuses_rebuild() const { return fuse_rebuild_ && !s_.model().constraint; }
-
 void FusedRows::prepare(double rho, bool) {
   gram_stale_ = false;
   max_degree_ = detail::max_row_degree(s_.linearization().row_split()->row_offsets(), s_.rows());

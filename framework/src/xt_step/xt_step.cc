@@ -301,7 +301,9 @@ class Constrained final : public XtStep {
     inner_->solve(rhs, D, eps, cg_iterations);
   }
   void apply_gram(const Matrix& D, Matrix& out) const override { inner_->apply_gram(D, out); }
-  // The fused row pass runs the Y- and mu-steps itself (a row-independent constraint).
+  // The fused row pass runs the Y- and mu-steps itself (a row-independent constraint). Its rebuild
+  // is not fused (fuses_rebuild() stays false here): rho_k = 2 mean B_ii is known only after the
+  // whole rebuild, and that pass's first iteration has no Y- and mu-steps.
   bool iterate_rows(AdmmState& state, double rho) override { return inner_->iterate_rows(state, rho); }
   double majorant_scale() const override { return inner_->majorant_scale(); }
   void proximal_term(const Matrix& D, Matrix& out) const override { inner_->proximal_term(D, out); }
