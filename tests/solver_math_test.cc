@@ -650,6 +650,14 @@ EntryData all_pairs(Index n, const Eigen::MatrixXd& T) {
   return d;
 }
 
+// Sparse PCA's terms (T = 0): the one-pass rebuild reads no targets and leaves b, the weights, C
+// and P as update() does (check_constraint_set compares them).
+TEST(AllEntriesTerms, ZeroTargetsMapsMatchTheListedTerms) {
+  const Index n = 7;
+  const AllEntriesTerms implicit(n);
+  EXPECT_EQ(sdprl::testing::check_constraint_set(implicit, entry_matrices(all_pairs(n, Eigen::MatrixXd::Zero(n, n)))), "");
+}
+
 TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   const Index n = 6;
   const Eigen::MatrixXd T = random_symmetric(n, 3);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/loss_chunks.h"
 #include "linalg/pcg.h"
 #include "rows/row_blocks.h"
 #include "sdprl/error.h"
@@ -51,7 +52,12 @@ bool Surrogate::update(const Matrix& Xk, RowConsumer* rows) {
     const ConstraintSet& terms = *model_.terms;
     terms.evaluate(Xk_, residuals_);  // values, then residuals in place (one m-vector fewer)
     residuals_ -= terms.targets();
-    evaluate_loss(&loss_sum, &weighted_abs);
+    // w = phi'(|r|) chunk by chunk (core/loss_chunks.h).
+    w_.resize(residuals_.size());
+    detail::chunked_loss(
+        loss_, residuals_.size(),
+        [this](Index start, Index len, Vector& a) { a = residuals_.segment(start, len).cwiseAbs(); }, w_.data(),
+        &loss_sum, &weighted_abs);
     lin_->update(Xk_, w_, residuals_);
   }
 
@@ -64,36 +70,6 @@ bool Surrogate::update(const Matrix& Xk, RowConsumer* rows) {
   for (Index i = 0; i < n_; ++i) b_diag_[i] = b_diagonal_entry(i, b_diag_[i]);
   b_diagonal_ = lin_->curvature_is_diagonal() && (!a_curvature_ || a_majorant_);
   return one_pass && rows != nullptr;
-}
-
-void Surrogate::evaluate_loss(double* loss_sum, double* weighted_abs) {
-  // w = phi'(|r|) in chunks of kChunk terms, so that |r| and phi(|r|) are never m-vectors (sparse
-  // PCA: 2 n^2 doubles, 64 MB at n = 2000), and the loss runs on every thread. The sums are summed
-  // per chunk, then in chunk order: the same bits for any thread count.
-  constexpr Index kChunk = 4096;
-  const Index m = residuals_.size(), chunks = (m + kChunk - 1) / kChunk;
-  w_.resize(m);
-  chunk_sums_.assign(static_cast<std::size_t>(2 * chunks), 0.0);
-#pragma omp parallel if (m > detail::kParallelWork)
-  {
-    Vector a, phi, w;
-#pragma omp for schedule(static)
-    for (Index c = 0; c < chunks; ++c) {
-      const Index start = c * kChunk, len = std::min(kChunk, m - start);
-      a = residuals_.segment(start, len).cwiseAbs();
-      loss_.evaluate(a, phi, w);
-      w_.segment(start, len) = w;
-      chunk_sums_[static_cast<std::size_t>(2 * c)] = phi.sum();
-      chunk_sums_[static_cast<std::size_t>(2 * c + 1)] = w.dot(a);
-    }
-  }
-  double phi_total = 0.0, abs_total = 0.0;
-  for (Index c = 0; c < chunks; ++c) {
-    phi_total += chunk_sums_[static_cast<std::size_t>(2 * c)];
-    abs_total += chunk_sums_[static_cast<std::size_t>(2 * c + 1)];
-  }
-  *loss_sum = phi_total;
-  *weighted_abs = abs_total;
 }
 
 double Surrogate::b_diagonal_entry(Index i, double curvature) const {

@@ -96,11 +96,7 @@ class SDPRL_API Surrogate {
   Index n_, r_;
   std::unique_ptr<TermLinearization> lin_;
   Matrix Xk_, G_;
-  // Without a OnePassUpdate only: w = phi'(|r|), sum phi(|r|) and sum w |r|, chunk by chunk.
-  void evaluate_loss(double* loss_sum, double* weighted_abs);
-
   Vector residuals_, w_;             // without a OnePassUpdate only
-  std::vector<double> chunk_sums_;  // evaluate_loss()'s per-chunk sums of phi and w |r|
   Vector b_diag_;
   Vector a_diag_;             // diag(A_+), or its diagonal majorant when a_majorant_
   bool b_diagonal_ = true;

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <string>
 
+#include "core/loss_chunks.h"
 #include "sdprl/error.h"
+#include "sdprl/loss.h"
 
 namespace sdprl {
 namespace {
@@ -26,10 +28,26 @@ bool is_symmetric(const MatrixMap& M) {
 }
 
 
-// Offers ExternalWeights (the loss weights stay outside P) and GramSummary (one shared block).
-class AllEntriesLinearization final : public TermLinearization, public ExternalWeights, public GramSummary {
+// values = vec(X X^T), both triangles bit-identical (one triangle computed, then mirrored): the
+// row-split linearisation relies on exact symmetry.
+void outer_product(const Matrix& X, Vector& values) {
+  const Index n = X.rows();
+  values.setZero(n * n);
+  MatrixMap Z(values.data(), n, n);
+  Z.selfadjointView<Eigen::Lower>().rankUpdate(X);
+  Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
+}
+
+// Offers ExternalWeights (the loss weights stay outside P), GramSummary (one shared block) and
+// OnePassUpdate (the rebuild forms r, w and b in the linearisation's own two n^2-vectors, so that
+// the solver keeps no residual and weight vectors of its own: 2 n^2 doubles fewer).
+class AllEntriesLinearization final : public TermLinearization,
+                                      public ExternalWeights,
+                                      public GramSummary,
+                                      public OnePassUpdate {
  public:
-  AllEntriesLinearization(Index n, SplitMode mode) : n_(n), mode_(mode) {}
+  // `targets`: the family's T, or nullptr when T = 0 (then never read).
+  AllEntriesLinearization(Index n, SplitMode mode, const Vector* targets) : n_(n), mode_(mode), targets_(targets) {}
 
   // The weights stay outside P (ExternalWeights): P and b depend on X and r only, and every row
   // block of P*P is X^T X whatever the loss.
@@ -51,11 +69,31 @@ class AllEntriesLinearization final : public TermLinearization, public ExternalW
         B = (W.array() > 0.0).select(B, 0.25 * (R0 + Matrix(R0.transpose())));
       }
     }
-    // C_ii = sum over the terms that touch row i: w_ij / 2 from (i, j) and w_ji / 2 from (j, i) for
-    // j != i, and w_ii from (i, i).
-    const ConstMatrixMap W(w_.data(), n_, n_);
-    curvature_ = 0.5 * (W.rowwise().sum() + W.colwise().sum().transpose());
+    set_curvature();
   }
+
+  // update(X, phi'(|r|), r) with r = vec(X X^T) - T, in one chunked pass after the product: Z is
+  // exactly symmetric (outer_product) and T is (checked at construction), so r and W are, and the
+  // row-split merge needs no symmetrisation. The same bits as ConstraintSet::evaluate, the solver's
+  // chunked loss (core/loss_chunks.h) and update().
+  void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
+                        RowConsumer*) override {
+    X_ = X;
+    outer_product(X, b_);  // Z, then r and b = r / 2 in place, chunk by chunk
+    w_.resize(n_ * n_);
+    const double* t = targets_ ? targets_->data() : nullptr;
+    detail::chunked_loss(
+        loss, n_ * n_,
+        [this, t](Index start, Index len, Vector& a) {
+          Eigen::Map<Vector> r(b_.data() + start, len);
+          if (t) r -= Eigen::Map<const Vector>(t + start, len);
+          a = r.cwiseAbs();
+          r *= 0.5;
+        },
+        w_.data(), phi_sum, weighted_abs_sum);
+    set_curvature();
+  }
+  OnePassUpdate* one_pass() override { return this; }
 
   Index size() const override { return n_ * n_; }
   const Vector& offsets() const override { return b_; }
@@ -118,8 +156,16 @@ class AllEntriesLinearization final : public TermLinearization, public ExternalW
   }
 
  private:
+  // C_ii = sum over the terms that touch row i: w_ij / 2 from (i, j) and w_ji / 2 from (j, i) for
+  // j != i, and w_ii from (i, i).
+  void set_curvature() {
+    const ConstMatrixMap W(w_.data(), n_, n_);
+    curvature_ = 0.5 * (W.rowwise().sum() + W.colwise().sum().transpose());
+  }
+
   Index n_;
   SplitMode mode_;
+  const Vector* targets_;
   Matrix X_;
   Vector w_, b_, curvature_;
   mutable Matrix scratch_;  // kCoupled's transpose in apply()
@@ -146,12 +192,7 @@ AllEntriesTerms::AllEntriesTerms(Index n, const Matrix& targets) : AllEntriesTer
 AllEntriesTerms::~AllEntriesTerms() = default;
 
 void AllEntriesTerms::evaluate(const Matrix& X, Vector& values) const {
-  // Z = X X^T written straight into values, both triangles bit-identical (one triangle computed,
-  // then mirrored): the row-split linearisation relies on exact symmetry.
-  values.setZero(n_ * n_);
-  MatrixMap Z(values.data(), n_, n_);
-  Z.selfadjointView<Eigen::Lower>().rankUpdate(X);
-  Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
+  outer_product(X, values);
 }
 
 void AllEntriesTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const {
@@ -162,7 +203,9 @@ void AllEntriesTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix
 }
 
 std::unique_ptr<TermLinearization> AllEntriesTerms::make_linearization(SplitMode mode) const {
-  return std::make_unique<AllEntriesLinearization>(n_, mode);
+  // T = 0 (sparse PCA) is never read by the rebuild.
+  const bool zero = (targets_.array() == 0.0).all();
+  return std::make_unique<AllEntriesLinearization>(n_, mode, zero ? nullptr : &targets_);
 }
 
 }  // namespace sdprl

@@ -293,6 +293,13 @@ inline std::string check_constraint_set(const ConstraintSet& set, const std::vec
         os << to_string(mode) << ": OnePassUpdate::update_with_loss() leaves b, P, C or the Gram blocks unlike update()";
         return os.str();
       }
+      const Vector* w_fast = term_weights(*fast);
+      const Vector* w_slow = term_weights(*slow);
+      if ((w_fast == nullptr) != (w_slow == nullptr) ||
+          (w_fast && !((*w_fast - *w_slow).norm() <= 1e-10 * (1.0 + w_slow->norm())))) {
+        os << to_string(mode) << ": OnePassUpdate::update_with_loss() leaves the term weights unlike update()";
+        return os.str();
+      }
       if (has_rows) {
         const RowSplitView& view = *fast->row_split();
         const Index* offsets = view.row_offsets();
