@@ -84,7 +84,11 @@ INSTANTIATE_TEST_SUITE_P(
              Kind::kFusedRows},
         Case{"constrained_row_blocks", false, SplitMode::kRowSplit, false, CgPreconditioner::kAuto, true,
              Kind::kRowBlocks},
-        Case{"shared_block", true, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kSharedBlock},
+        // All n^2 entry terms: the dense pass over tiles of rows, also under a constraint.
+        Case{"dense_rows", true, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, false, Kind::kDenseRows},
+        Case{"constrained_dense_rows", true, SplitMode::kRowSplit, true, CgPreconditioner::kAuto, true,
+             Kind::kDenseRows},
+        Case{"shared_block", true, SplitMode::kRowSplit, false, CgPreconditioner::kAuto, false, Kind::kSharedBlock},
         Case{"cg_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, false, Kind::kCgBlocks},
         Case{"cg_row_scaled", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kCgRowScaled},

@@ -11,6 +11,7 @@
 
 #include "admm/anderson.h"
 #include "admm/row_kernel.h"
+#include "admm/soft_step.h"
 #include "sdprl/error.h"
 
 namespace sdprl {
@@ -25,22 +26,6 @@ namespace {
 std::uint64_t next_generation() {
   static std::atomic<std::uint64_t> counter{0};
   return ++counter;
-}
-// The e- and nu-steps over all split terms: v = P(D) + b, z = v + nu / rho,
-// e = soft(z, 2 w / rho) = z - clamp(z, -2 w / rho, 2 w / rho), nu += rho (v - e). Branch-free
-// (min/max) so that the loop vectorises; w = 1 unless kWeighted.
-template <bool kWeighted>
-void soft_step(const double* __restrict pd, const double* __restrict b, const double* __restrict w, double rho,
-               Index h, double* __restrict e, double* __restrict nu) {
-  const double threshold = 2.0 / rho, inv_rho = 1.0 / rho;
-  for (Index k = 0; k < h; ++k) {
-    const double v = pd[k] + b[k];
-    const double z = v + nu[k] * inv_rho;
-    const double t = kWeighted ? threshold * w[k] : threshold;
-    const double ek = z - std::min(std::max(z, -t), t);
-    e[k] = ek;
-    nu[k] += rho * (v - ek);
-  }
 }
 }  // namespace
 
@@ -188,9 +173,9 @@ void Admm::step(AdmmState& st, double eps, bool gap) {
   // Threshold 2 w_h / rho (w_h = 1 unless the family keeps its weights outside P).
   const Vector* w = term_weights(lin);
   if (w)
-    soft_step<true>(st.PD.data(), b.data(), w->data(), rho_, b.size(), st.e.data(), st.nu.data());
+    detail::soft_step<true>(st.PD.data(), b.data(), w->data(), rho_, b.size(), st.e.data(), st.nu.data());
   else
-    soft_step<false>(st.PD.data(), b.data(), nullptr, rho_, b.size(), st.e.data(), st.nu.data());
+    detail::soft_step<false>(st.PD.data(), b.data(), nullptr, rho_, b.size(), st.e.data(), st.nu.data());
   if (xt_->linearized()) {
     work2_.swap(st.Pnu);
     lin.apply_adjoint(st.nu, st.Pnu);
@@ -294,9 +279,9 @@ int Admm::run(AdmmState& st, double eps) {
   // model's MM steps at eps_k). The runs it speeds up are the long, tight ones (the exact
   // finish's proofs: 4x to 10x fewer iterations); each extrapolation costs the recomputation of
   // the carried adjoints. Not on the fused row pass (its state is packed per row), nor under a
-  // constraint (mu and Y would belong to z).
+  // constraint (mu and Y would belong to z), nor on the dense pass (which keeps no P(D) or P*(b - e)).
   std::optional<Anderson> anderson;
-  const bool accelerate = options_.anderson_memory > 0 && !constraint_ && !fused();
+  const bool accelerate = options_.anderson_memory > 0 && !constraint_ && !fused() && !dense();
   // Residual balancing of an automatic rho (AdmmOptions::adaptive_rho; docs/method.md section
   // 3.8) at every kRhoEvery-th iteration: the long runs are where the rho chosen at the first MM
   // step for the row-split surrogate is far from the exact surrogate's (the quickstart's finish at

@@ -90,6 +90,9 @@ class SDPRL_API Admm {
   bool direct() const { return xt_ && xt_->exact(); }
   // True when the iteration runs as one fused pass per row (admm/row_kernel.h).
   bool fused() const { return xt_ && xt_->kind() == xt_step::Kind::kFusedRows; }
+  // True when the iteration runs as one pass over tiles of rows of all n^2 entry terms
+  // (xt_step/dense_rows.h).
+  bool dense() const { return xt_ && xt_->kind() == xt_step::Kind::kDenseRows; }
   // The constraint split's penalty (0 without a constraint).
   double constraint_rho() const { return xt_ ? xt_->split_penalty() : 0.0; }
 

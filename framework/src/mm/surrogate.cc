@@ -136,10 +136,14 @@ double Surrogate::value(const Matrix& D, const Vector* PD) const {
     lin_->apply(D, local);
     PD = &local;
   }
-  Matrix BD;
-  apply_B(D, BD);
   const Vector* w = term_weights(*lin_);
   const double terms = w ? (*PD + lin_->offsets()).cwiseAbs().dot(*w) : (*PD + lin_->offsets()).cwiseAbs().sum();
+  return value_given_terms(D, terms);
+}
+
+double Surrogate::value_given_terms(const Matrix& D, double terms) const {
+  Matrix BD;
+  apply_B(D, BD);
   return BD.cwiseProduct(D).sum() + G_.cwiseProduct(D).sum() + 2.0 * terms + c_;
 }
 
@@ -153,6 +157,10 @@ double Surrogate::dual(const Vector& nu, const Matrix* mu) const {
 }
 
 double Surrogate::dual_given_adjoint(const Vector& nu, const Matrix& Pnu, const Matrix* mu) const {
+  return dual_given_products(nu.dot(lin_->offsets()), Pnu, mu);
+}
+
+double Surrogate::dual_given_products(double nu_dot_b, const Matrix& Pnu, const Matrix* mu) const {
   Matrix M = G_ + Pnu, Y;
   double extra = 0.0;
   if (mu && model_.constraint) {
@@ -160,7 +168,7 @@ double Surrogate::dual_given_adjoint(const Vector& nu, const Matrix& Pnu, const 
     extra = mu->cwiseProduct(Xk_).sum() - model_.constraint->support(*mu);
   }
   solve_B(M, Y);
-  return c_ + nu.dot(lin_->offsets()) + extra - 0.25 * M.cwiseProduct(Y).sum();
+  return c_ + nu_dot_b + extra - 0.25 * M.cwiseProduct(Y).sum();
 }
 
 }  // namespace sdprl

@@ -63,10 +63,14 @@ class SDPRL_API Surrogate {
 
   // H(D); `PD` may pass P(D) when the caller has it (saves a pass over the terms).
   double value(const Matrix& D, const Vector* PD = nullptr) const;
+  // H(D) given its terms' part sum_h w_h |<D, P_h> + b_h| (a caller that summed it in its own pass).
+  double value_given_terms(const Matrix& D, double terms) const;
   // D(nu) for |nu_h| <= 2; with a constraint, D(nu, mu) (see sdprl/constraint.h).
   double dual(const Vector& nu, const Matrix* mu = nullptr) const;
   // The same with P*(nu) given (the ADMM keeps it up to date without an adjoint per iteration).
   double dual_given_adjoint(const Vector& nu, const Matrix& Pnu, const Matrix* mu = nullptr) const;
+  // The same with <nu, b> given too (a caller that summed it in its own pass).
+  double dual_given_products(double nu_dot_b, const Matrix& Pnu, const Matrix* mu = nullptr) const;
 
   // True when B is diagonal (then B^{-1} is exact and cheap).
   bool b_is_diagonal() const { return b_diagonal_; }

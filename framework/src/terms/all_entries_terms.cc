@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/loss_chunks.h"
+#include "terms/dense_row_split.h"
 #include "sdprl/error.h"
 #include "sdprl/loss.h"
 
@@ -38,13 +39,15 @@ void outer_product(const Matrix& X, Vector& values) {
   Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
 }
 
-// Offers ExternalWeights (the loss weights stay outside P), GramSummary (one shared block) and
+// Offers ExternalWeights (the loss weights stay outside P), GramSummary (one shared block),
 // OnePassUpdate (the rebuild forms r, w and b in the linearisation's own two n^2-vectors, so that
-// the solver keeps no residual and weight vectors of its own: 2 n^2 doubles fewer).
+// the solver keeps no residual and weight vectors of its own: 2 n^2 doubles fewer) and, in
+// row-split mode, the layout of DenseRowSplit (terms/dense_row_split.h).
 class AllEntriesLinearization final : public TermLinearization,
                                       public ExternalWeights,
                                       public GramSummary,
-                                      public OnePassUpdate {
+                                      public OnePassUpdate,
+                                      public DenseRowSplit {
  public:
   // `targets`: the family's T, or nullptr when T = 0 (then never read).
   AllEntriesLinearization(Index n, SplitMode mode, const Vector* targets) : n_(n), mode_(mode), targets_(targets) {}

@@ -68,6 +68,12 @@ void SharedBlockInverse::apply(const Matrix& R, Matrix& out) const {
   out.noalias() = T * vectors_.transpose();
 }
 
+void SharedBlockInverse::apply_rows(Index i0, const Matrix& R, Matrix& out) const {
+  Matrix T = R * vectors_;
+  T.array() *= inverse_.middleRows(i0, R.rows()).array();
+  out.noalias() = T * vectors_.transpose();
+}
+
 void SharedBlockInverse::apply_gram(const Matrix& D, Matrix& out) const { out.noalias() = D * gram_; }
 
 double RowScaledInverse::build(const Surrogate& s) {

@@ -39,6 +39,8 @@ class SharedBlockInverse {
   void factor(const Surrogate& s, double rho, double rho_k);
   bool built(Index n, Index r) const { return inverse_.rows() == n && vectors_.rows() == r; }
   void apply(const Matrix& R, Matrix& out) const;
+  // The same for the rows i0 .. i0 + R.rows() - 1 alone (R holds those rows of the right-hand side).
+  void apply_rows(Index i0, const Matrix& R, Matrix& out) const;
   void apply_gram(const Matrix& D, Matrix& out) const;
 
  private:

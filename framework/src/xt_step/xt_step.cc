@@ -9,7 +9,9 @@
 #include "linalg/pcg.h"
 #include "mm/surrogate.h"
 #include "sdprl/error.h"
+#include "terms/dense_row_split.h"
 #include "xt_step/blocks.h"
+#include "xt_step/dense_rows.h"
 #include "xt_step/fused_rows.h"
 
 namespace sdprl::xt_step {
@@ -19,6 +21,7 @@ const char* to_string(Kind kind) {
     case Kind::kRowBlocks: return "row-blocks";
     case Kind::kSharedBlock: return "shared-block";
     case Kind::kFusedRows: return "fused-rows";
+    case Kind::kDenseRows: return "dense-rows";
     case Kind::kCgBlocks: return "cg-blocks";
     case Kind::kCgSharedBlock: return "cg-shared-block";
     case Kind::kCgRowScaled: return "cg-row-scaled";
@@ -341,8 +344,12 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     // when its projection acts row by row (X >= 0), else keeps the generic path (a Frobenius ball).
     const ConvexConstraint* constraint = s.model().constraint.get();
     const bool rows_split = !constrained || (constraint != nullptr && constraint->rows_independent());
+    // All n^2 entry terms take the dense pass, under any constraint (it projects after the pass).
+    const bool dense = shared && dynamic_cast<const DenseRowSplit*>(&lin) != nullptr && term_weights(lin) != nullptr;
     if (paths.fused && rows_split && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
       step = std::make_unique<FusedRows>(s, options, paths.fused_rebuild);
+    else if (paths.fused && dense)
+      step = std::make_unique<DenseRows>(s, options);
     else if (shared)
       step = std::make_unique<Exact<SharedBlockInverse, Kind::kSharedBlock>>(s, options);
     else

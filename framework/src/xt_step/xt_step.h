@@ -10,6 +10,8 @@
 //   kSharedBlock    exact: the same when every row block is one r x r matrix (one eigensolve)
 //   kFusedRows      exact, and the whole ADMM iteration runs as one pass per row (admm/row_kernel.h),
 //                   fused with the MM rebuild where the terms offer a one-pass update
+//   kDenseRows      exact, all n^2 entry terms (one shared block): the whole ADMM iteration runs as
+//                   one pass over tiles of rows, with dense products (xt_step/dense_rows.h)
 //   kCgBlocks       coupled: CG preconditioned by the inverted row blocks
 //   kCgSharedBlock  coupled: CG preconditioned by the shared block
 //   kCgRowScaled    coupled: CG preconditioned by each block's mean eigenvalue (n doubles)
@@ -48,6 +50,7 @@ enum class Kind {
   kRowBlocks,
   kSharedBlock,
   kFusedRows,
+  kDenseRows,
   kCgBlocks,
   kCgSharedBlock,
   kCgRowScaled,
@@ -72,7 +75,7 @@ class SDPRL_API XtStep {
   // True when solve() is exact (the n row blocks are the system); false: CG to a tolerance.
   bool exact() const {
     const Kind k = kind();
-    return k == Kind::kRowBlocks || k == Kind::kSharedBlock || k == Kind::kFusedRows;
+    return k == Kind::kRowBlocks || k == Kind::kSharedBlock || k == Kind::kFusedRows || k == Kind::kDenseRows;
   }
 
   // True for the linearised strategies: solve() then applies M~^{-1} (not the system's inverse),
@@ -98,8 +101,9 @@ class SDPRL_API XtStep {
   // out = P*P D from the factored Gram blocks (exact strategies only).
   virtual void apply_gram(const Matrix& D, Matrix& out) const;
 
-  // The whole ADMM iteration one row at a time (kFusedRows): packs the state at rho, updates it
-  // and sets D, step, primal, dual and gap. False when the strategy has no such pass.
+  // The whole ADMM iteration in one pass over the rows (kFusedRows: packs the state at rho;
+  // kDenseRows: tiles of rows), updating the state and setting D, step, primal, dual and gap.
+  // False when the strategy has no such pass.
   virtual bool iterate_rows(AdmmState& state, double rho);
   // True when rebuild_and_iterate() may apply.
   virtual bool fuses_rebuild() const { return false; }

@@ -1,0 +1,114 @@
+// The dense fused pass of the ADMM (xt_step/dense_rows.h).
+#include "xt_step/dense_rows.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "admm/soft_step.h"
+#include "mm/surrogate.h"
+#include "rows/row_blocks.h"
+#include "sdprl/constraint.h"
+
+namespace sdprl::xt_step {
+namespace {
+// Rows per tile: a tile of one n^2-vector is kTileRows n doubles (n = 2000: 512 KB), so that the
+// tiles of b, w, e and nu and the product tile stay in L2 between the products and the steps.
+constexpr Index kTileRows = 32;
+using Tile = Eigen::Map<Matrix>;
+using ConstTile = Eigen::Map<const Matrix>;
+}  // namespace
+
+void DenseRows::prepare(double rho, bool) {
+  balanced_rho_ = balanced(blocks_.build(s_));
+  set_rho(rho);
+}
+
+void DenseRows::set_rho(double rho) { blocks_.factor(s_, rho, shift_); }
+
+void DenseRows::solve(const Matrix& rhs, Matrix& D, double, long*) { blocks_.apply(rhs, D); }
+
+void DenseRows::apply_gram(const Matrix& D, Matrix& out) const { blocks_.apply_gram(D, out); }
+
+bool DenseRows::iterate_rows(AdmmState& st, double rho) {
+  // The iteration of Admm::step (admm/admm.cc), tile by tile of rows: every quantity below is the
+  // same as there, up to the order of floating-point operations.
+  const TermLinearization& lin = s_.linearization();
+  const Index n = s_.rows(), r = s_.rank();
+  const Matrix& Xk = s_.center();
+  const double* b = lin.offsets().data();
+  const double* w = term_weights(lin)->data();
+  st.unpack();  // (this pass keeps nu and e as they are; a packed state is the fused row pass's)
+  // The constraint split when the Constrained wrapper holds this strategy (it sets rho_k > 0 as
+  // shift_); Y starts at X_k, as in Admm::step.
+  const ConvexConstraint* constraint = shift_ > 0.0 ? s_.model().constraint.get() : nullptr;
+  const double rho_k = shift_;
+  if (constraint) {
+    if (st.Y.rows() != n || st.Y.cols() != r) st.Y = Xk;
+    if (st.mu.rows() != n || st.mu.cols() != r) st.mu.setZero(n, r);
+  }
+  st.D.resize(n, r);
+  st.Pnu.resize(n, r);
+  const Index tiles = (n + kTileRows - 1) / kTileRows;
+  const bool parallel = static_cast<double>(n) * static_cast<double>(n) > static_cast<double>(detail::kParallelWork);
+  // Per-tile sums, added in tile order below: the same bits for any thread count.
+  std::vector<detail::SoftStepSums> sums(static_cast<std::size_t>(tiles));
+#pragma omp parallel if (parallel)
+  {
+    Matrix T, R, D;
+#pragma omp for schedule(static)
+    for (Index q = 0; q < tiles; ++q) {
+      const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0), at = i0 * n;
+      const ConstTile bq(b + at, m, n);
+      const Tile eq(st.e.data() + at, m, n), nuq(st.nu.data() + at, m, n);
+      // Xt-step: (2B + rho P*P + rho_k I) D = -G - P*(nu + rho (b - e)) - mu - rho_k (X_k - Y).
+      T = nuq + rho * (bq - eq);
+      R = -s_.G().middleRows(i0, m);
+      R.noalias() -= T * Xk;
+      if (constraint) R -= st.mu.middleRows(i0, m) + rho_k * (Xk.middleRows(i0, m) - st.Y.middleRows(i0, m));
+      blocks_.apply_rows(i0, R, D);
+      st.D.middleRows(i0, m) = D;
+      // e- and nu-steps on P(D) = D X_k^T, with H's terms at D and <nu', b> summed on the way.
+      T.noalias() = D * Xk.transpose();
+      sums[static_cast<std::size_t>(q)] =
+          detail::soft_step<true, true>(T.data(), b + at, w + at, rho, m * n, st.e.data() + at, st.nu.data() + at);
+      // P*(nu') for the dual.
+      st.Pnu.middleRows(i0, m).noalias() = nuq * Xk;
+    }
+  }
+  double terms = 0.0, nu_b = 0.0;
+  for (const detail::SoftStepSums& s : sums) {
+    terms += s.weighted_abs;
+    nu_b += s.nu_b;
+  }
+  if (constraint) {
+    // Y- and mu-steps as in Admm::step, then H's terms at the feasible step Y - X_k: a second pass.
+    Matrix Z = Xk + st.D + st.mu / rho_k;
+    st.Y = Z;
+    constraint->project(st.Y);
+    st.mu = rho_k * (Z - st.Y);
+    st.step = st.Y - Xk;
+    std::vector<double> partial(static_cast<std::size_t>(tiles), 0.0);
+#pragma omp parallel if (parallel)
+    {
+      Matrix T;
+#pragma omp for schedule(static)
+      for (Index q = 0; q < tiles; ++q) {
+        const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0), at = i0 * n;
+        T.noalias() = st.step.middleRows(i0, m) * Xk.transpose();
+        partial[static_cast<std::size_t>(q)] = detail::weighted_abs_sum(T.data(), b + at, w + at, m * n);
+      }
+    }
+    terms = 0.0;
+    for (double p : partial) terms += p;
+  } else {
+    st.step = st.D;
+  }
+  st.primal = s_.value_given_terms(st.step, terms);
+  st.dual = s_.dual_given_products(nu_b, st.Pnu, constraint ? &st.mu : nullptr);
+  st.gap = st.primal - st.dual;
+  // Pnu is P*(nu') but Pu is not kept: the generic iteration recomputes both.
+  st.adjoint_generation = 0;
+  return true;
+}
+
+}  // namespace sdprl::xt_step

@@ -1,0 +1,30 @@
+// Internal: the kDenseRows strategy (xt_step/xt_step.h). Row-split on all n^2 entry terms
+// (terms/dense_row_split.h: P(D) = D X_k^T, P*(y) = Y X_k, one shared Gram block, weights outside
+// P) with a diagonal B: the Xt-step is the shared block's solve, and the whole ADMM iteration runs
+// as one pass over blocks of rows, each block's n^2 / (rows) tile of the state touched once while
+// it is in cache: the right-hand side (Y_I X_k), the Xt-step, P(D)_I = D_I X_k^T, the e- and
+// nu-steps with the gap's sums, and P*(nu')_I for the dual. A constraint split (sparse PCA's
+// Frobenius ball) runs after the pass on the n x r matrices, and its feasible step's value takes a
+// second pass (P(Y - X_k) = (Y - X_k) X_k^T). No n^2 vector beyond b, w, e and nu is formed.
+#pragma once
+
+#include "xt_step/blocks.h"
+#include "xt_step/xt_step.h"
+
+namespace sdprl::xt_step {
+
+class DenseRows final : public XtStep {
+ public:
+  using XtStep::XtStep;
+  Kind kind() const override { return Kind::kDenseRows; }
+  void prepare(double rho, bool rebuild_preconditioner) override;
+  void set_rho(double rho) override;
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
+  void apply_gram(const Matrix& D, Matrix& out) const override;
+  bool iterate_rows(AdmmState& state, double rho) override;
+
+ private:
+  SharedBlockInverse blocks_;
+};
+
+}  // namespace sdprl::xt_step
