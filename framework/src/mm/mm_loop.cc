@@ -582,6 +582,12 @@ class MmLoop {
   // nothing on any shipped model (relative gaps 0.4 to 1000) at up to 23% of the solve's time
   // (matrix_completion_l1: 0.07 s of 0.30 s), so it gets no certificate.
   void certify_result() {
+    // Under a constraint certify() has no certificate and reads no multipliers: none are unpacked
+    // or scaled (sparse PCA: n^2 doubles each).
+    if (model_.constraint) {
+      summary_.certificate = certify(model_, loss_, surrogate_->weights_used(), X_, Vector());
+      return;
+    }
     if (exact_) state_.unpack();
     if (!exact_ || state_.nu.size() != model_.terms->size() || surrogate_->split_terms() != state_.nu.size()) {
       summary_.certificate.note = "the run did not finish on the exact surrogate (admm.xt_step = \"" +

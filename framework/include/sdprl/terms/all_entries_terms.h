@@ -33,7 +33,8 @@ namespace sdprl {
 
 class SDPRL_API AllEntriesTerms final : public ConstraintSet {
  public:
-  // Targets 0 (sparse PCA: the terms are |Z_ij|).
+  // Targets 0 (sparse PCA: the terms are |Z_ij|). Their n^2-vector is formed only if targets() is
+  // called (the solver's rebuild never reads zero targets).
   explicit AllEntriesTerms(Index n);
   // Targets T (n x n, symmetric, finite). Throws Error otherwise.
   AllEntriesTerms(Index n, const Matrix& targets);
@@ -42,7 +43,7 @@ class SDPRL_API AllEntriesTerms final : public ConstraintSet {
   std::string family() const override { return "all-entries"; }
   Index dimension() const override { return n_; }
   Index size() const override { return n_ * n_; }
-  const Vector& targets() const override { return targets_; }
+  const Vector& targets() const override;
   // values = vec(X X^T), exactly symmetric (the row-split linearisation relies on it).
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
@@ -50,7 +51,7 @@ class SDPRL_API AllEntriesTerms final : public ConstraintSet {
 
  private:
   Index n_;
-  Vector targets_;
+  mutable Vector targets_;  // empty while the targets are the implicit zeros of AllEntriesTerms(n)
 };
 
 }  // namespace sdprl
