@@ -292,31 +292,139 @@ TEST(FusedRowPass, DistanceTermsSameIteratesAsGenericPath) {
 }
 
 // All n^2 entry terms (sparse PCA's family) take the dense pass over tiles of rows
-// (xt_step/dense_rows.h): the same ADMM counts, objectives, gaps and factor as the generic
-// iteration on the shared block, without and under a Frobenius ball (the constraint split after
-// the pass, and the value at the feasible step in a second one). n = 70: two full tiles of 32 rows
-// and a short one. Fails when a tile's right-hand side, its e- and nu-steps, the dual's P*(nu) or
-// the second pass are dropped or misplaced.
+// (xt_step/dense_rows.h), on a state packed with the weights' bounds. On one surrogate its
+// iterates are those of the generic iteration on the shared block (D, the step, nu, e and the gap
+// at every iteration), without and under a Frobenius ball (the constraint split after the pass,
+// and the value at the feasible step in a second one); n = 70: two full tiles of 32 rows and a
+// short one. Fails when a tile's right-hand side, its e- and nu-steps, the dual's P*(nu), the
+// second pass or the weighted unpacking is dropped or altered.
 Matrix symmetric_targets(Index n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const Matrix A = random_matrix(n, n, 1.0, rng);
   return 0.5 * (A + Matrix(A.transpose()));
 }
 
-TEST(DensePass, AllEntriesSameIteratesAsGenericPath) {
+void expect_dense_pass_equals_generic(const Model& model, const char* loss_name, Index r, std::uint64_t seed) {
+  const Index n = model.terms->dimension();
+  auto loss = load_loss(loss_name);
+  Surrogate h(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, r);
+  std::mt19937_64 rng(seed);
+  h.update(random_matrix(n, r, 1.0, rng));
+  AdmmOptions options;
+  Admm dense(h, 3.0, options, xt_step::Paths{true, true}), generic(h, 3.0, options, xt_step::Paths{false, true});
+  dense.prepare();
+  generic.prepare();
+  ASSERT_EQ(dense.xt_step()->kind(), xt_step::Kind::kDenseRows);
+  ASSERT_EQ(generic.xt_step()->kind(), xt_step::Kind::kSharedBlock);
+  AdmmState a, g;
+  dense.reset_if_needed(a);
+  generic.reset_if_needed(g);
+  auto near = [](const auto& x, const auto& y) { return (x - y).norm() <= 1e-9 * (1.0 + y.norm()); };
+  double first_gap = 0.0;
+  for (int t = 0; t < 30; ++t) {
+    dense.iterate(a, 1e-9);  // packs, runs the pass, unpacks with the weights (keep_packed is off)
+    generic.iterate(g, 1e-9);
+    ASSERT_FALSE(a.packed());
+    EXPECT_TRUE(near(a.D, g.D)) << "iteration " << t;
+    EXPECT_TRUE(near(a.step, g.step)) << "iteration " << t;
+    EXPECT_TRUE(near(a.nu, g.nu)) << "iteration " << t;
+    EXPECT_TRUE(near(a.e, g.e)) << "iteration " << t;
+    EXPECT_NEAR(a.gap, g.gap, 1e-9 * (1.0 + std::abs(g.primal))) << "iteration " << t;
+    EXPECT_NEAR(a.dual, g.dual, 1e-9 * (1.0 + std::abs(g.primal))) << "iteration " << t;
+    if (t == 0) first_gap = g.gap;
+  }
+  EXPECT_LT(g.gap, 0.5 * first_gap) << "the run went somewhere";
+}
+
+TEST(DensePass, SameIteratesAsGenericOnOneSurrogate) {
   const Index n = 70;
   Model m;
   m.terms = std::make_shared<AllEntriesTerms>(n, symmetric_targets(n, 120));
   for (const Index r : {3, 6}) {
     SCOPED_TRACE("rank " + std::to_string(r));
-    expect_fused_equals_generic(m, "leaky-mcp", r, 121);
-    expect_fused_equals_generic(m, "l1", r, 122);
+    expect_dense_pass_equals_generic(m, "leaky-mcp", r, 121);
+    expect_dense_pass_equals_generic(m, "l1", r, 122);
   }
   m.constraint = std::make_shared<FrobeniusBall>(1.0);
-  expect_fused_equals_generic(m, "leaky-mcp", 4, 123);
-  expect_fused_equals_generic(m, "l1", 4, 124, 0.05);
-  const RunResult f = run(m, "l1", 4, true, 1, 124, 0.05);
-  EXPECT_NEAR(f.X.norm(), 1.0, 1e-6) << "the ball is active";
+  expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 123);
+  expect_dense_pass_equals_generic(m, "l1", 4, 124);
+}
+
+// Across MM steps the packed state meets new weights: the next step starts from the generic
+// path's multipliers projected onto the new bounds (docs/method.md section 3.3), so the two runs
+// differ in their warm starts only. Both converge, to the same objective; under the ball the
+// constraint is active.
+TEST(DensePass, SolvesAsTheGenericPath) {
+  const Index n = 70;
+  Model m;
+  m.terms = std::make_shared<AllEntriesTerms>(n, symmetric_targets(n, 125));
+  m.constraint = std::make_shared<FrobeniusBall>(1.0);
+  for (const char* loss : {"leaky-mcp", "l1"}) {
+    SCOPED_TRACE(loss);
+    auto solve_with = [&](bool dense) {
+      auto l = load_loss(loss);
+      std::mt19937_64 rng(126);
+      RunResult out;
+      out.X = random_matrix(n, 4, 0.1, rng);
+      SolverOptions o;
+      o.rank = 4;
+      o.verbose = false;
+      o.init = InitKind::kGiven;
+      o.admm.split = SplitMode::kRowSplit;
+      o.relative_tolerance = 1e-9;
+      out.summary = detail::solve(m, *l, {0.05, 0.0}, o, out.X, xt_step::Paths{dense, true});
+      return out;
+    };
+    const RunResult d = solve_with(true), g = solve_with(false);
+    EXPECT_EQ(d.summary.status, SolverStatus::kConverged);
+    EXPECT_EQ(g.summary.status, SolverStatus::kConverged);
+    EXPECT_NEAR(d.summary.final_objective, g.summary.final_objective, 1e-6 * std::abs(g.summary.final_objective));
+    EXPECT_NEAR(d.X.norm(), 1.0, 1e-6) << "the ball is active";
+  }
+}
+
+// The dense pass's packed state is checkpointed packed (u, no nu or e: its bounds are the weights,
+// which the checkpoint does not hold) and resumes to the uninterrupted run bit for bit: the pass
+// takes u as it is and sets its weights again.
+TEST(DensePass, InterruptedRunResumesBitForBit) {
+  const Index n = 70;
+  Model model;
+  model.terms = std::make_shared<AllEntriesTerms>(n, symmetric_targets(n, 127));
+  model.constraint = std::make_shared<FrobeniusBall>(1.0);
+  auto loss = load_loss("leaky-mcp");
+  std::mt19937_64 rng(128);
+  const Matrix X0 = random_matrix(n, 3, 0.1, rng);
+  SolverOptions o;
+  o.rank = 3;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = 30;
+  o.relative_tolerance = 0.0;
+  o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
+  Matrix reference = X0;
+  const Summary full = solve(model, *loss, {0.05, 0.0}, o, reference);
+  ASSERT_EQ(full.mm_iterations, 30);
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  std::vector<SolverState> saved;
+  Matrix X = X0;
+  const Summary part = solve(
+      model, *loss, {0.05, 0.0}, o, X,
+      [&](const TraceRow& row, const Matrix&) {
+        if (row.mm_iteration == 10) stop = true;
+        return true;
+      },
+      nullptr, [&](const SolverState& st) { saved.push_back(st); });
+  EXPECT_EQ(part.status, SolverStatus::kInterrupted);
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].u.size(), n * n);
+  EXPECT_EQ(saved[0].nu.size(), 0);
+  o.interrupt = nullptr;
+  Matrix resumed = saved[0].X;
+  const Summary rest = solve(model, *loss, {0.05, 0.0}, o, resumed, {}, &saved[0]);
+  EXPECT_EQ(rest.mm_iterations, 30);
+  EXPECT_EQ(rest.final_objective, full.final_objective);
+  EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
 }
 
 // Tiles' sums are added in tile order: bitwise the same for any thread count (n = 300: n^2 terms

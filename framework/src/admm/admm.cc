@@ -89,7 +89,13 @@ void AdmmState::pack(double rho) {
 
 void AdmmState::unpack() {
   if (!packed()) return;
-  nu = detail::clamp_nu(u.array()).matrix();
+  if (packed_weights) {
+    if (packed_weights->size() != u.size()) throw std::invalid_argument("AdmmState::unpack: weights and u differ in size");
+    nu = u.array().max(-2.0 * packed_weights->array()).min(2.0 * packed_weights->array()).matrix();
+  } else {
+    nu = detail::clamp_nu(u.array()).matrix();
+  }
+  packed_weights = nullptr;
   e = (u - nu) / packed_rho;
   packed_rho = 0.0;
   Vector().swap(u);
@@ -103,7 +109,8 @@ void Admm::reset_if_needed(AdmmState& state) const {
     state.packed_rho = 0.0;
     Vector().swap(state.u);
   }
-  if (!state.packed() && state.keep_packed && fused() && (state.e.size() != h || state.nu.size() != h)) {
+  if (!state.packed() && state.keep_packed && (fused() || dense()) &&
+      (state.e.size() != h || state.nu.size() != h)) {
     // A fresh state for the fused pass: nu = e = 0 is u = 0 (no nu and e to allocate and pack).
     // Only with keep_packed: a caller that sets nu and e by hand after this call expects them used.
     Vector().swap(state.nu);

@@ -24,8 +24,11 @@ struct AdmmState {
   // #8: 16 of the 52 bytes per term at m = 10^5). While packed() the state is u alone (nu and e
   // are empty); unpack() gives nu and e back. Admm::run() and iterate() unpack before they return
   // unless keep_packed (the MM solver keeps it packed between its steps).
+  // The dense pass of all-entries terms (xt_step/dense_rows.h) packs its state the same way with the
+  // weights' bounds, nu = clamp(u, -2 w, 2 w), and sets packed_weights to its term weights.
   Vector u;
   double packed_rho = 0.0;  // > 0: u holds the state, packed at this rho
+  const Vector* packed_weights = nullptr;  // the bounds' w_h (not owned); nullptr: |nu_h| <= 2
   bool keep_packed = false;
   bool packed() const { return packed_rho > 0.0; }
   // (nu, e) -> u at `rho`; a packed state at another rho is unpacked first. Exact in exact

@@ -10,20 +10,13 @@
 
 namespace sdprl::detail {
 
-// What the dense pass sums while it runs the steps: sum w |v| (H's terms at D) and <nu', b>.
-struct SoftStepSums {
-  double weighted_abs = 0.0, nu_b = 0.0;
-};
-
 // v = P(D) + b, z = v + nu / rho, e = soft(z, 2 w / rho) = z - clamp(z, -2 w / rho, 2 w / rho),
 // nu += rho (v - e), for h split terms. Branch-free (min/max) so that the loop vectorises; w = 1
-// unless kWeighted. With kSums also the sums above, in the order of k (the same bits wherever the
-// run of terms is processed).
-template <bool kWeighted, bool kSums = false>
-SoftStepSums soft_step(const double* __restrict pd, const double* __restrict b, const double* __restrict w,
-                       double rho, Index h, double* __restrict e, double* __restrict nu) {
+// unless kWeighted.
+template <bool kWeighted>
+void soft_step(const double* __restrict pd, const double* __restrict b, const double* __restrict w, double rho,
+               Index h, double* __restrict e, double* __restrict nu) {
   const double threshold = 2.0 / rho, inv_rho = 1.0 / rho;
-  SoftStepSums sums;
   for (Index k = 0; k < h; ++k) {
     const double v = pd[k] + b[k];
     const double z = v + nu[k] * inv_rho;
@@ -31,12 +24,39 @@ SoftStepSums soft_step(const double* __restrict pd, const double* __restrict b, 
     const double ek = z - std::min(std::max(z, -t), t);
     e[k] = ek;
     nu[k] += rho * (v - ek);
-    if constexpr (kSums) {
-      sums.weighted_abs += (kWeighted ? w[k] : 1.0) * std::abs(v);
-      sums.nu_b += nu[k] * b[k];
-    }
+  }
+}
+
+// The same steps on a state packed with the weights' bounds (AdmmState::u: u = nu + rho e,
+// nu = clamp(u, -2 w, 2 w)): u' = rho z = rho v + nu, nu' = clamp(u', -2 w, 2 w). On entry pd
+// holds P(D); on return it holds nu' (for P*(nu')). Returns sum w |v| (H's terms at D) and
+// <nu', b>, summed in the order of k.
+struct PackedStepSums {
+  double weighted_abs = 0.0, nu_b = 0.0;
+};
+inline PackedStepSums packed_soft_step(double* __restrict pd, const double* __restrict b,
+                                       const double* __restrict w, double rho, Index h, double* __restrict u) {
+  PackedStepSums sums;
+  for (Index k = 0; k < h; ++k) {
+    const double v = pd[k] + b[k], bound = 2.0 * w[k];
+    const double nu = std::min(std::max(u[k], -bound), bound);
+    const double next = rho * v + nu;
+    const double nu_next = std::min(std::max(next, -bound), bound);
+    u[k] = next;
+    pd[k] = nu_next;
+    sums.weighted_abs += w[k] * std::abs(v);
+    sums.nu_b += nu_next * b[k];
   }
   return sums;
+}
+
+// y = nu + rho (b - e) = rho b + 2 nu - u on a packed state: the vector whose P* enters the Xt-step.
+inline void packed_multiplier_sum(const double* __restrict b, const double* __restrict w, const double* __restrict u,
+                                  double rho, Index h, double* __restrict y) {
+  for (Index k = 0; k < h; ++k) {
+    const double bound = 2.0 * w[k];
+    y[k] = rho * b[k] + 2.0 * std::min(std::max(u[k], -bound), bound) - u[k];
+  }
 }
 
 // sum w |p + b| over h split terms, in the order of k: H's terms at a step whose P(step) is p.

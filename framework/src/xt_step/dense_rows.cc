@@ -30,14 +30,19 @@ void DenseRows::solve(const Matrix& rhs, Matrix& D, double, long*) { blocks_.app
 void DenseRows::apply_gram(const Matrix& D, Matrix& out) const { blocks_.apply_gram(D, out); }
 
 bool DenseRows::iterate_rows(AdmmState& st, double rho) {
-  // The iteration of Admm::step (admm/admm.cc), tile by tile of rows: every quantity below is the
-  // same as there, up to the order of floating-point operations.
+  // The iteration of Admm::step (admm/admm.cc), tile by tile of rows, on the state packed with the
+  // weights' bounds (AdmmState::u, packed_weights): every quantity below is the same as there, up
+  // to the order of floating-point operations. Between MM steps the weights change under u, so the
+  // next step starts from nu = clamp(u, -2 w, 2 w) with the new w: the generic path's nu and e
+  // projected onto the new bounds (docs/method.md section 3.3).
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank();
   const Matrix& Xk = s_.center();
   const double* b = lin.offsets().data();
-  const double* w = term_weights(lin)->data();
-  st.unpack();  // (this pass keeps nu and e as they are; a packed state is the fused row pass's)
+  const Vector& weights = *term_weights(lin);
+  const double* w = weights.data();
+  st.pack(rho);
+  st.packed_weights = &weights;
   // The constraint split when the Constrained wrapper holds this strategy (it sets rho_k > 0 as
   // shift_); Y starts at X_k, as in Admm::step.
   const ConvexConstraint* constraint = shift_ > 0.0 ? s_.model().constraint.get() : nullptr;
@@ -51,32 +56,31 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   const Index tiles = (n + kTileRows - 1) / kTileRows;
   const bool parallel = static_cast<double>(n) * static_cast<double>(n) > static_cast<double>(detail::kParallelWork);
   // Per-tile sums, added in tile order below: the same bits for any thread count.
-  std::vector<detail::SoftStepSums> sums(static_cast<std::size_t>(tiles));
+  std::vector<detail::PackedStepSums> sums(static_cast<std::size_t>(tiles));
 #pragma omp parallel if (parallel)
   {
     Matrix T, R, D;
 #pragma omp for schedule(static)
     for (Index q = 0; q < tiles; ++q) {
       const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0), at = i0 * n;
-      const ConstTile bq(b + at, m, n);
-      const Tile eq(st.e.data() + at, m, n), nuq(st.nu.data() + at, m, n);
+      double* u = st.u.data() + at;
       // Xt-step: (2B + rho P*P + rho_k I) D = -G - P*(nu + rho (b - e)) - mu - rho_k (X_k - Y).
-      T = nuq + rho * (bq - eq);
+      T.resize(m, n);
+      detail::packed_multiplier_sum(b + at, w + at, u, rho, m * n, T.data());
       R = -s_.G().middleRows(i0, m);
       R.noalias() -= T * Xk;
       if (constraint) R -= st.mu.middleRows(i0, m) + rho_k * (Xk.middleRows(i0, m) - st.Y.middleRows(i0, m));
       blocks_.apply_rows(i0, R, D);
       st.D.middleRows(i0, m) = D;
-      // e- and nu-steps on P(D) = D X_k^T, with H's terms at D and <nu', b> summed on the way.
+      // e- and nu-steps on P(D) = D X_k^T, with H's terms at D and <nu', b> summed on the way; T
+      // then holds nu', whose P* the dual needs.
       T.noalias() = D * Xk.transpose();
-      sums[static_cast<std::size_t>(q)] =
-          detail::soft_step<true, true>(T.data(), b + at, w + at, rho, m * n, st.e.data() + at, st.nu.data() + at);
-      // P*(nu') for the dual.
-      st.Pnu.middleRows(i0, m).noalias() = nuq * Xk;
+      sums[static_cast<std::size_t>(q)] = detail::packed_soft_step(T.data(), b + at, w + at, rho, m * n, u);
+      st.Pnu.middleRows(i0, m).noalias() = T * Xk;
     }
   }
   double terms = 0.0, nu_b = 0.0;
-  for (const detail::SoftStepSums& s : sums) {
+  for (const detail::PackedStepSums& s : sums) {
     terms += s.weighted_abs;
     nu_b += s.nu_b;
   }

@@ -5,7 +5,8 @@
 // it is in cache: the right-hand side (Y_I X_k), the Xt-step, P(D)_I = D_I X_k^T, the e- and
 // nu-steps with the gap's sums, and P*(nu')_I for the dual. A constraint split (sparse PCA's
 // Frobenius ball) runs after the pass on the n x r matrices, and its feasible step's value takes a
-// second pass (P(Y - X_k) = (Y - X_k) X_k^T). No n^2 vector beyond b, w, e and nu is formed.
+// second pass (P(Y - X_k) = (Y - X_k) X_k^T). The state is packed with the weights' bounds
+// (AdmmState::u, packed_weights), so no n^2-vector beyond b, w and u is formed.
 #pragma once
 
 #include "xt_step/blocks.h"

@@ -6,7 +6,8 @@
 // Every operation is a dense product with X (cost O(n^2 r), BLAS-3 shaped) instead of a loop over
 // n^2 index pairs. What still has n^2 entries are the per-term vectors the method itself keeps:
 // b = r / 2 and the weights in the linearisation (its one-pass rebuild forms them without the
-// solver's residual and weight vectors), e and nu in the ADMM (one dual per term).
+// solver's residual and weight vectors), and the ADMM's nu and e packed in one vector (one dual per
+// term): three n^2-vectors in a row-split solve.
 //
 // The linearisation (docs/method.md sections 2 and 3), with W_ij = phi'(|r_ij|) and r = Z - T. The
 // weights stay outside P (ExternalWeights::term_weights()), so P*P does not depend on the loss:
