@@ -34,18 +34,30 @@ void soft_step(const double* __restrict pd, const double* __restrict b, const do
 struct PackedStepSums {
   double weighted_abs = 0.0, nu_b = 0.0;
 };
+// The sums go to kLanes partial sums (lane k mod kLanes), added in lane order at the end, so that the
+// loop vectorises; the order is fixed by the code, not by the thread count.
+constexpr Index kLanes = 8;
 inline PackedStepSums packed_soft_step(double* __restrict pd, const double* __restrict b,
                                        const double* __restrict w, double rho, Index h, double* __restrict u) {
-  PackedStepSums sums;
-  for (Index k = 0; k < h; ++k) {
+  double abs_lanes[kLanes] = {}, nub_lanes[kLanes] = {};
+  auto step = [&](Index k, Index lane) {
     const double v = pd[k] + b[k], bound = 2.0 * w[k];
     const double nu = std::min(std::max(u[k], -bound), bound);
     const double next = rho * v + nu;
     const double nu_next = std::min(std::max(next, -bound), bound);
     u[k] = next;
     pd[k] = nu_next;
-    sums.weighted_abs += w[k] * std::abs(v);
-    sums.nu_b += nu_next * b[k];
+    abs_lanes[lane] += w[k] * std::abs(v);
+    nub_lanes[lane] += nu_next * b[k];
+  };
+  Index k = 0;
+  for (; k + kLanes <= h; k += kLanes)
+    for (Index l = 0; l < kLanes; ++l) step(k + l, l);
+  for (; k < h; ++k) step(k, 0);
+  PackedStepSums sums;
+  for (Index l = 0; l < kLanes; ++l) {
+    sums.weighted_abs += abs_lanes[l];
+    sums.nu_b += nub_lanes[l];
   }
   return sums;
 }
@@ -60,10 +72,16 @@ inline void packed_multiplier_sum(const double* __restrict b, const double* __re
 }
 
 // sum w |p + b| over h split terms, in the order of k: H's terms at a step whose P(step) is p.
+// In kLanes partial sums, as packed_soft_step.
 inline double weighted_abs_sum(const double* __restrict p, const double* __restrict b, const double* __restrict w,
                                Index h) {
+  double lanes[kLanes] = {};
+  Index k = 0;
+  for (; k + kLanes <= h; k += kLanes)
+    for (Index l = 0; l < kLanes; ++l) lanes[l] += w[k + l] * std::abs(p[k + l] + b[k + l]);
+  for (; k < h; ++k) lanes[0] += w[k] * std::abs(p[k] + b[k]);
   double sum = 0.0;
-  for (Index k = 0; k < h; ++k) sum += w[k] * std::abs(p[k] + b[k]);
+  for (Index l = 0; l < kLanes; ++l) sum += lanes[l];
   return sum;
 }
 

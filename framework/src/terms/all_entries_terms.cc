@@ -95,7 +95,12 @@ class AllEntriesLinearization final : public TermLinearization,
           r *= 0.5;
         },
         w_.data(), phi_sum, weighted_abs_sum);
-    set_curvature();
+    // W is exactly symmetric here, so set_curvature()'s half row sums plus half column sums are
+    // the row sums: one contiguous read of W, on every thread (the same bits for any count).
+    curvature_.resize(n_);
+    const ConstMatrixMap W(w_.data(), n_, n_);
+#pragma omp parallel for schedule(static) if (n_ * n_ > detail::kParallelWork)
+    for (Index i = 0; i < n_; ++i) curvature_[i] = W.row(i).sum();
   }
   OnePassUpdate* one_pass() override { return this; }
 
