@@ -52,8 +52,10 @@ class MmLoop {
     summary_.split_terms = surrogate_->split_terms();
     if (begin()) {
       // The exact surrogate from the start: coupled, or a family whose terms do not split by rows
-      // (as many split terms as terms, known once the surrogate is built).
-      exact_ = first == SplitMode::kCoupled || surrogate_->split_terms() == model.terms->size();
+      // (its row-split linearisation couples rows, known once the surrogate is built). Not the
+      // count of split terms: all-entries terms merge the halves of (i, j) and (j, i) into as many
+      // split terms as terms, yet their row-split surrogate is not the exact one.
+      exact_ = first == SplitMode::kCoupled || !surrogate_->linearization().rows_decoupled();
       admm_.emplace(*surrogate_, summary_.rho, admm_options(), paths);
       if (start) admm_->restore_warm_start(start->xt_step_state, *surrogate_, state_);
       if (options.admm.rho > 0.0 || start) log_.header(summary_);
