@@ -383,6 +383,38 @@ TEST(DensePass, SolvesAsTheGenericPath) {
   }
 }
 
+// A run of 30 MM steps from X0, and the same run interrupted after step `stop_after`: the full
+// summary and factor, the interrupted run's summary and the checkpoints it took.
+struct Interrupted {
+  Summary full, part;
+  Matrix reference;
+  std::vector<SolverState> saved;
+};
+Interrupted interrupt_after(const Model& model, const Loss& loss, RegularizationWeights weights, const Matrix& X0,
+                            SolverOptions& o, int stop_after) {
+  o.rank = X0.cols();
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  o.max_mm_iterations = 30;
+  o.relative_tolerance = 0.0;
+  o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
+  Interrupted out;
+  out.reference = X0;
+  out.full = solve(model, loss, weights, o, out.reference);
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  Matrix X = X0;
+  out.part = solve(
+      model, loss, weights, o, X,
+      [&](const TraceRow& row, const Matrix&) {
+        if (row.mm_iteration == stop_after) stop = true;
+        return true;
+      },
+      nullptr, [&](const SolverState& st) { out.saved.push_back(st); });
+  o.interrupt = nullptr;
+  return out;
+}
+
 // The dense pass's packed state is checkpointed packed (u, no nu or e: its bounds are the weights,
 // which the checkpoint does not hold) and resumes to the uninterrupted run bit for bit: the pass
 // takes u as it is and sets its weights again.
@@ -393,38 +425,18 @@ TEST(DensePass, InterruptedRunResumesBitForBit) {
   model.constraint = std::make_shared<FrobeniusBall>(1.0);
   auto loss = load_loss("leaky-mcp");
   std::mt19937_64 rng(128);
-  const Matrix X0 = random_matrix(n, 3, 0.1, rng);
   SolverOptions o;
-  o.rank = 3;
-  o.verbose = false;
-  o.init = InitKind::kGiven;
-  o.max_mm_iterations = 30;
-  o.relative_tolerance = 0.0;
-  o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
-  Matrix reference = X0;
-  const Summary full = solve(model, *loss, {0.05, 0.0}, o, reference);
-  ASSERT_EQ(full.mm_iterations, 30);
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::vector<SolverState> saved;
-  Matrix X = X0;
-  const Summary part = solve(
-      model, *loss, {0.05, 0.0}, o, X,
-      [&](const TraceRow& row, const Matrix&) {
-        if (row.mm_iteration == 10) stop = true;
-        return true;
-      },
-      nullptr, [&](const SolverState& st) { saved.push_back(st); });
-  EXPECT_EQ(part.status, SolverStatus::kInterrupted);
-  ASSERT_EQ(saved.size(), 1u);
-  EXPECT_EQ(saved[0].u.size(), n * n);
-  EXPECT_EQ(saved[0].nu.size(), 0);
-  o.interrupt = nullptr;
-  Matrix resumed = saved[0].X;
-  const Summary rest = solve(model, *loss, {0.05, 0.0}, o, resumed, {}, &saved[0]);
+  const Interrupted run = interrupt_after(model, *loss, {0.05, 0.0}, random_matrix(n, 3, 0.1, rng), o, 10);
+  ASSERT_EQ(run.full.mm_iterations, 30);
+  EXPECT_EQ(run.part.status, SolverStatus::kInterrupted);
+  ASSERT_EQ(run.saved.size(), 1u);
+  EXPECT_EQ(run.saved[0].u.size(), n * n);
+  EXPECT_EQ(run.saved[0].nu.size(), 0);
+  Matrix resumed = run.saved[0].X;
+  const Summary rest = solve(model, *loss, {0.05, 0.0}, o, resumed, {}, &run.saved[0]);
   EXPECT_EQ(rest.mm_iterations, 30);
-  EXPECT_EQ(rest.final_objective, full.final_objective);
-  EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
+  EXPECT_EQ(rest.final_objective, run.full.final_objective);
+  EXPECT_TRUE(resumed == run.reference) << "max difference " << (resumed - run.reference).cwiseAbs().maxCoeff();
 }
 
 // Tiles' sums are added in tile order: bitwise the same for any thread count (n = 300: n^2 terms
@@ -570,36 +582,19 @@ TEST(FusedRebuild, InterruptAfterAFusedRebuildCheckpointsAResumableState) {
   model.terms = entry_terms(random_entries(200, 2500, 98));
   auto loss = load_loss("leaky-mcp");
   std::mt19937_64 rng(99);
-  const Matrix X0 = random_matrix(200, 3, 1.0, rng);
   SolverOptions o;
-  o.rank = 3;
-  o.verbose = false;
-  o.init = InitKind::kGiven;
-  o.max_mm_iterations = 30;
-  o.relative_tolerance = 0.0;
-  o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
-  Matrix reference = X0;
-  const Summary full = solve(model, *loss, {0.3, 0.0}, o, reference);
+  // Stopped after step 10's (fused) rebuild.
+  const Interrupted run = interrupt_after(model, *loss, {0.3, 0.0}, random_matrix(200, 3, 1.0, rng), o, 10);
+  const Summary& full = run.full;
+  const Matrix& reference = run.reference;
+  const std::vector<SolverState>& saved = run.saved;
   ASSERT_EQ(full.mm_iterations, 30);
-
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::vector<SolverState> saved;
-  Matrix X = X0;
-  const Summary part = solve(
-      model, *loss, {0.3, 0.0}, o, X,
-      [&](const TraceRow& row, const Matrix&) {
-        if (row.mm_iteration == 10) stop = true;  // after step 10's (fused) rebuild
-        return true;
-      },
-      nullptr, [&](const SolverState& st) { saved.push_back(st); });
-  EXPECT_EQ(part.status, SolverStatus::kInterrupted);
+  EXPECT_EQ(run.part.status, SolverStatus::kInterrupted);
   ASSERT_EQ(saved.size(), 1u);
   EXPECT_EQ(saved[0].k, 11) << "the step whose first iteration was done is finished first";
   // Saved as the fused pass keeps it: packed (AdmmState::u), so that nothing is rounded on the way.
   EXPECT_EQ(saved[0].u.size(), Surrogate(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, 3).split_terms());
   EXPECT_EQ(saved[0].nu.size(), 0);
-  o.interrupt = nullptr;
   Matrix resumed = saved[0].X;
   const Summary rest = solve(model, *loss, {0.3, 0.0}, o, resumed, {}, &saved[0]);
   EXPECT_EQ(rest.mm_iterations, 30);

@@ -7,6 +7,7 @@
 
 #include "mm/surrogate.h"
 #include "sdprl/types.h"
+#include "xt_step/xt_step.h"
 
 namespace sdprl::xt_step {
 
@@ -61,6 +62,25 @@ class RowScaledInverse {
 
  private:
   Vector traces_, inverse_;  // t_i; 1 / the diagonal (0 on a zero row)
+};
+
+// A strategy whose row blocks are the system (row-split, diagonal B): solved exactly by Inverse,
+// factored at every prepare() and change of rho. Its subclasses say which kind they are and may
+// run the whole iteration (XtStep::iterate_rows).
+template <class Inverse>
+class ExactBlocks : public XtStep {
+ public:
+  using XtStep::XtStep;
+  void prepare(double rho, bool) override {
+    balanced_rho_ = balanced(blocks_.build(s_));
+    set_rho(rho);
+  }
+  void set_rho(double rho) override { blocks_.factor(s_, rho, shift_); }
+  void solve(const Matrix& rhs, Matrix& D, double, long*) override { blocks_.apply(rhs, D); }
+  void apply_gram(const Matrix& D, Matrix& out) const override { blocks_.apply_gram(D, out); }
+
+ protected:
+  Inverse blocks_;
 };
 
 }  // namespace sdprl::xt_step

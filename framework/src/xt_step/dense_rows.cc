@@ -18,17 +18,6 @@ using Tile = Eigen::Map<Matrix>;
 using ConstTile = Eigen::Map<const Matrix>;
 }  // namespace
 
-void DenseRows::prepare(double rho, bool) {
-  balanced_rho_ = balanced(blocks_.build(s_));
-  set_rho(rho);
-}
-
-void DenseRows::set_rho(double rho) { blocks_.factor(s_, rho, shift_); }
-
-void DenseRows::solve(const Matrix& rhs, Matrix& D, double, long*) { blocks_.apply(rhs, D); }
-
-void DenseRows::apply_gram(const Matrix& D, Matrix& out) const { blocks_.apply_gram(D, out); }
-
 bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   // The iteration of Admm::step (admm/admm.cc), tile by tile of rows, on the state packed with the
   // weights' bounds (AdmmState::u, packed_weights): every quantity below is the same as there, up

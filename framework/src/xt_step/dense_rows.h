@@ -10,22 +10,14 @@
 #pragma once
 
 #include "xt_step/blocks.h"
-#include "xt_step/xt_step.h"
 
 namespace sdprl::xt_step {
 
-class DenseRows final : public XtStep {
+class DenseRows final : public ExactBlocks<SharedBlockInverse> {
  public:
-  using XtStep::XtStep;
+  using ExactBlocks<SharedBlockInverse>::ExactBlocks;
   Kind kind() const override { return Kind::kDenseRows; }
-  void prepare(double rho, bool rebuild_preconditioner) override;
-  void set_rho(double rho) override;
-  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
-  void apply_gram(const Matrix& D, Matrix& out) const override;
   bool iterate_rows(AdmmState& state, double rho) override;
-
- private:
-  SharedBlockInverse blocks_;
 };
 
 }  // namespace sdprl::xt_step

@@ -64,20 +64,10 @@ namespace {
 
 // kRowBlocks, kSharedBlock: the blocks are the system, solved exactly row by row.
 template <class Inverse, Kind kKind>
-class Exact final : public XtStep {
+class Exact final : public ExactBlocks<Inverse> {
  public:
-  using XtStep::XtStep;
+  using ExactBlocks<Inverse>::ExactBlocks;
   Kind kind() const override { return kKind; }
-  void prepare(double rho, bool) override {
-    balanced_rho_ = balanced(blocks_.build(s_));
-    set_rho(rho);
-  }
-  void set_rho(double rho) override { blocks_.factor(s_, rho, shift_); }
-  void solve(const Matrix& rhs, Matrix& D, double, long*) override { blocks_.apply(rhs, D); }
-  void apply_gram(const Matrix& D, Matrix& out) const override { blocks_.apply_gram(D, out); }
-
- private:
-  Inverse blocks_;
 };
 
 // The warm start of the coupled strategies: the last Xt, the iterate at which their
