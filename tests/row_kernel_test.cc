@@ -304,7 +304,8 @@ Matrix symmetric_targets(Index n, std::uint64_t seed) {
   return 0.5 * (A + Matrix(A.transpose()));
 }
 
-void expect_dense_pass_equals_generic(const Model& model, const char* loss_name, Index r, std::uint64_t seed) {
+void expect_dense_pass_equals_generic(const Model& model, const char* loss_name, Index r, std::uint64_t seed,
+                                      bool keep_packed = false) {
   const Index n = model.terms->dimension();
   auto loss = load_loss(loss_name);
   Surrogate h(model, *loss, {0.3, 0.0}, SplitMode::kRowSplit, r);
@@ -316,15 +317,23 @@ void expect_dense_pass_equals_generic(const Model& model, const char* loss_name,
   generic.prepare();
   ASSERT_EQ(dense.xt_step()->kind(), xt_step::Kind::kDenseRows);
   ASSERT_EQ(generic.xt_step()->kind(), xt_step::Kind::kSharedBlock);
-  AdmmState a, g;
-  dense.reset_if_needed(a);
+  AdmmState packed, g;
+  packed.keep_packed = keep_packed;
+  dense.reset_if_needed(packed);
   generic.reset_if_needed(g);
   auto near = [](const auto& x, const auto& y) { return (x - y).norm() <= 1e-9 * (1.0 + y.norm()); };
   double first_gap = 0.0;
   for (int t = 0; t < 30; ++t) {
-    dense.iterate(a, 1e-9);  // packs, runs the pass, unpacks with the weights (keep_packed is off)
+    if (t == 15) {  // a new rho: a packed state is unpacked with its weights and packed again,
+      packed.packed_weights = nullptr;  // also when it comes without them, as from a checkpoint
+      dense.set_rho(7.0);
+      generic.set_rho(7.0);
+    }
+    dense.iterate(packed, 1e-9);  // without keep_packed: packs, runs the pass, unpacks with the weights
     generic.iterate(g, 1e-9);
-    ASSERT_FALSE(a.packed());
+    ASSERT_EQ(packed.packed(), keep_packed);
+    AdmmState a = packed;
+    a.unpack();
     EXPECT_TRUE(near(a.D, g.D)) << "iteration " << t;
     EXPECT_TRUE(near(a.step, g.step)) << "iteration " << t;
     EXPECT_TRUE(near(a.nu, g.nu)) << "iteration " << t;
@@ -345,9 +354,10 @@ TEST(DensePass, SameIteratesAsGenericOnOneSurrogate) {
     expect_dense_pass_equals_generic(m, "leaky-mcp", r, 121);
     expect_dense_pass_equals_generic(m, "l1", r, 122);
   }
+  expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 121, /*keep_packed=*/true);
   m.constraint = std::make_shared<FrobeniusBall>(1.0);
   expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 123);
-  expect_dense_pass_equals_generic(m, "l1", 4, 124);
+  expect_dense_pass_equals_generic(m, "l1", 4, 124, /*keep_packed=*/true);
 }
 
 // Across MM steps the packed state meets new weights: the next step starts from the generic

@@ -82,6 +82,7 @@ void AdmmState::pack(double rho) {
   nu += rho * e;
   u.swap(nu);
   packed_rho = rho;
+  packed_weights = nullptr;  // unit bounds unless the packer says otherwise (the dense pass)
   Vector().swap(nu);
   Vector().swap(e);
   adjoint_generation = 0;
@@ -107,6 +108,7 @@ void Admm::reset_if_needed(AdmmState& state) const {
   if (state.D.rows() != n || state.D.cols() != r) state.D.setZero(n, r);
   if (state.packed() && state.u.size() != h) {  // a packed state of another problem: dropped
     state.packed_rho = 0.0;
+    state.packed_weights = nullptr;
     Vector().swap(state.u);
   }
   if (!state.packed() && state.keep_packed && (fused() || dense()) &&

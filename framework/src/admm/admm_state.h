@@ -25,7 +25,10 @@ struct AdmmState {
   // are empty); unpack() gives nu and e back. Admm::run() and iterate() unpack before they return
   // unless keep_packed (the MM solver keeps it packed between its steps).
   // The dense pass of all-entries terms (xt_step/dense_rows.h) packs its state the same way with the
-  // weights' bounds, nu = clamp(u, -2 w, 2 w), and sets packed_weights to its term weights.
+  // weights' bounds, nu = clamp(u, -2 w, 2 w), and sets packed_weights to its linearisation's term
+  // weights: the live vector, so the bounds are those of the surrogate's last rebuild (between MM
+  // steps the carried u meets the new weights; docs/method.md section 3.3). A checkpoint keeps u
+  // alone; the dense pass sets the pointer again before it reads u.
   Vector u;
   double packed_rho = 0.0;  // > 0: u holds the state, packed at this rho
   const Vector* packed_weights = nullptr;  // the bounds' w_h (not owned); nullptr: |nu_h| <= 2

@@ -11,6 +11,7 @@
 
 #include "admm/admm.h"
 #include "mm/certificate.h"
+#include "terms/dense_row_split.h"
 #include "mm/checkpointer.h"
 #include "mm/iteration_log.h"
 #include "mm/loop_support.h"
@@ -52,10 +53,13 @@ class MmLoop {
     summary_.split_terms = surrogate_->split_terms();
     if (begin()) {
       // The exact surrogate from the start: coupled, or a family whose terms do not split by rows
-      // (its row-split linearisation couples rows, known once the surrogate is built). Not the
-      // count of split terms: all-entries terms merge the halves of (i, j) and (j, i) into as many
+      // (its row-split linearisation couples rows, or has as many split terms as terms: each term
+      // on one row, e.g. diagonal entries or single-entry rank-one terms, known once the surrogate
+      // is built). Not all-entries terms: they merge the halves of (i, j) and (j, i) into as many
       // split terms as terms, yet their row-split surrogate is not the exact one.
-      exact_ = first == SplitMode::kCoupled || !surrogate_->linearization().rows_decoupled();
+      const TermLinearization& lin = surrogate_->linearization();
+      exact_ = first == SplitMode::kCoupled || !lin.rows_decoupled() ||
+               (surrogate_->split_terms() == model.terms->size() && dynamic_cast<const DenseRowSplit*>(&lin) == nullptr);
       admm_.emplace(*surrogate_, summary_.rho, admm_options(), paths);
       if (start) admm_->restore_warm_start(start->xt_step_state, *surrogate_, state_);
       if (options.admm.rho > 0.0 || start) log_.header(summary_);
@@ -453,6 +457,7 @@ class MmLoop {
     rebuild_exact(admm);
     balance_rho();
     state_.packed_rho = 0.0;
+    state_.packed_weights = nullptr;
     Vector().swap(state_.u);
     warm_exact_multipliers(*surrogate_, state_);
     state_.D.setZero(X_.rows(), X_.cols());

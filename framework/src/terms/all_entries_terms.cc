@@ -77,9 +77,10 @@ class AllEntriesLinearization final : public TermLinearization,
   }
 
   // update(X, phi'(|r|), r) with r = vec(X X^T) - T, in one chunked pass after the product: Z is
-  // exactly symmetric (outer_product) and T is (checked at construction), so r and W are, and the
-  // row-split merge needs no symmetrisation. The same bits as ConstraintSet::evaluate, the solver's
-  // chunked loss (core/loss_chunks.h) and update().
+  // exactly symmetric (outer_product) and T is (checked at construction), so r is, and W is as far
+  // as the loss gives the same bits for the same |r| wherever the term sits in its chunk; the
+  // row-split merge is not symmetrised here. The same bits as ConstraintSet::evaluate, the
+  // solver's chunked loss (core/loss_chunks.h) and update() on the solver's inputs.
   void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
                         RowConsumer*) override {
     X_ = X;
@@ -95,8 +96,8 @@ class AllEntriesLinearization final : public TermLinearization,
           r *= 0.5;
         },
         w_.data(), phi_sum, weighted_abs_sum);
-    // W is exactly symmetric here, so set_curvature()'s half row sums plus half column sums are
-    // the row sums: one contiguous read of W, on every thread (the same bits for any count).
+    // W is symmetric here (see above), so set_curvature()'s half row sums plus half column sums
+    // are the row sums: one contiguous read of W, on every thread (the same bits for any count).
     curvature_.resize(n_);
     const ConstMatrixMap W(w_.data(), n_, n_);
 #pragma omp parallel for schedule(static) if (n_ * n_ > detail::kParallelWork)
@@ -200,12 +201,20 @@ AllEntriesTerms::AllEntriesTerms(Index n, const Matrix& targets) : AllEntriesTer
 
 AllEntriesTerms::~AllEntriesTerms() = default;
 
+namespace {
+// Guards the implicit zero targets' first forming (targets()) against a concurrent read of them
+// (make_linearization()).
+std::mutex& targets_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
 const Vector& AllEntriesTerms::targets() const {
   // The implicit zeros, formed on the first call (a spectral start or a certificate reads them;
   // sparse PCA's solve does not: 32 MB at n = 2000). Once formed they stay, so the reference is
   // stable; the lock makes a first call from two threads at once safe.
-  static std::mutex formed;
-  const std::lock_guard<std::mutex> lock(formed);
+  const std::lock_guard<std::mutex> lock(targets_mutex());
   if (targets_.size() != n_ * n_) targets_.setZero(n_ * n_);
   return targets_;
 }
@@ -223,7 +232,11 @@ void AllEntriesTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix
 
 std::unique_ptr<TermLinearization> AllEntriesTerms::make_linearization(SplitMode mode) const {
   // T = 0 (sparse PCA; targets_ still empty, or formed as zeros) is never read by the rebuild.
-  const bool zero = (targets_.array() == 0.0).all();
+  bool zero = false;
+  {
+    const std::lock_guard<std::mutex> lock(targets_mutex());
+    zero = (targets_.array() == 0.0).all();
+  }
   return std::make_unique<AllEntriesLinearization>(n_, mode, zero ? nullptr : &targets_);
 }
 

@@ -6,7 +6,6 @@
 
 #include "admm/soft_step.h"
 #include "mm/surrogate.h"
-#include "rows/row_blocks.h"
 #include "sdprl/constraint.h"
 
 namespace sdprl::xt_step {
@@ -30,6 +29,9 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   const double* b = lin.offsets().data();
   const Vector& weights = *term_weights(lin);
   const double* w = weights.data();
+  // A packed state here is this pass's (also one restored from a checkpoint, which keeps u alone):
+  // its bounds are the weights, also when pack() must unpack it at another rho first.
+  if (st.packed()) st.packed_weights = &weights;
   st.pack(rho);
   st.packed_weights = &weights;
   // The constraint split when the Constrained wrapper holds this strategy (it sets rho_k > 0 as
@@ -43,10 +45,11 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   st.D.resize(n, r);
   st.Pnu.resize(n, r);
   const Index tiles = (n + kTileRows - 1) / kTileRows;
-  const bool parallel = static_cast<double>(n) * static_cast<double>(n) > static_cast<double>(detail::kParallelWork);
+  // Always a parallel region, also for small n: inside it each tile's products run on one thread,
+  // where outside Eigen would thread them itself with a blocking that depends on the thread count.
   // Per-tile sums, added in tile order below: the same bits for any thread count.
   std::vector<detail::PackedStepSums> sums(static_cast<std::size_t>(tiles));
-#pragma omp parallel if (parallel)
+#pragma omp parallel
   {
     Matrix T, R, D;
 #pragma omp for schedule(static)
@@ -81,7 +84,7 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
     st.mu = rho_k * (Z - st.Y);
     st.step = st.Y - Xk;
     std::vector<double> partial(static_cast<std::size_t>(tiles), 0.0);
-#pragma omp parallel if (parallel)
+#pragma omp parallel
     {
       Matrix T;
 #pragma omp for schedule(static)
