@@ -358,6 +358,8 @@ TEST(DensePass, SameIteratesAsGenericOnOneSurrogate) {
   m.constraint = std::make_shared<FrobeniusBall>(1.0);
   expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 123);
   expect_dense_pass_equals_generic(m, "l1", 4, 124, /*keep_packed=*/true);
+  m.constraint = std::make_shared<Nonnegative>();  // a cone: sigma_K(mu) = 0 in the dual
+  expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 129);
 }
 
 // Across MM steps the packed state meets new weights: the next step starts from the generic
