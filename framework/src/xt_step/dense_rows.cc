@@ -11,10 +11,9 @@
 namespace sdprl::xt_step {
 namespace {
 // Rows per tile: a tile of one n^2-vector is kTileRows n doubles (n = 2000: 512 KB), so that the
-// tiles of b, w, e and nu and the product tile stay in L2 between the products and the steps.
+// tiles of b, w and u and the product tile stay in cache between the products and the steps (64
+// and 128 rows measured the same, docs/notes/solver-history.md).
 constexpr Index kTileRows = 32;
-using Tile = Eigen::Map<Matrix>;
-using ConstTile = Eigen::Map<const Matrix>;
 }  // namespace
 
 bool DenseRows::iterate_rows(AdmmState& st, double rho) {
