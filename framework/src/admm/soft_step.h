@@ -27,6 +27,9 @@ void soft_step(const double* __restrict pd, const double* __restrict b, const do
   }
 }
 
+// nu = clamp(u, -bound, bound): the multiplier a packed value u stands for (bound = 2 w).
+inline double packed_nu(double u, double bound) { return std::min(std::max(u, -bound), bound); }
+
 // The same steps on a state packed with the weights' bounds (AdmmState::u: u = nu + rho e,
 // nu = clamp(u, -2 w, 2 w)): u' = rho z = rho v + nu, nu' = clamp(u', -2 w, 2 w). On entry pd
 // holds P(D); on return it holds nu' (for P*(nu')). Returns sum w |v| (H's terms at D) and
@@ -42,9 +45,9 @@ inline PackedStepSums packed_soft_step(double* __restrict pd, const double* __re
   double abs_lanes[kLanes] = {}, nub_lanes[kLanes] = {};
   auto step = [&](Index k, Index lane) {
     const double v = pd[k] + b[k], bound = 2.0 * w[k];
-    const double nu = std::min(std::max(u[k], -bound), bound);
+    const double nu = packed_nu(u[k], bound);
     const double next = rho * v + nu;
-    const double nu_next = std::min(std::max(next, -bound), bound);
+    const double nu_next = packed_nu(next, bound);
     u[k] = next;
     pd[k] = nu_next;
     abs_lanes[lane] += w[k] * std::abs(v);
@@ -66,8 +69,7 @@ inline PackedStepSums packed_soft_step(double* __restrict pd, const double* __re
 inline void packed_multiplier_sum(const double* __restrict b, const double* __restrict w, const double* __restrict u,
                                   double rho, Index h, double* __restrict y) {
   for (Index k = 0; k < h; ++k) {
-    const double bound = 2.0 * w[k];
-    y[k] = rho * b[k] + 2.0 * std::min(std::max(u[k], -bound), bound) - u[k];
+    y[k] = rho * b[k] + 2.0 * packed_nu(u[k], 2.0 * w[k]) - u[k];
   }
 }
 

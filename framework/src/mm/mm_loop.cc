@@ -11,13 +11,13 @@
 
 #include "admm/admm.h"
 #include "mm/certificate.h"
-#include "terms/dense_row_split.h"
 #include "mm/checkpointer.h"
 #include "mm/iteration_log.h"
 #include "mm/loop_support.h"
 #include "mm/step_acceptance.h"
 #include "mm/surrogate.h"
 #include "mm/unbounded.h"
+#include "terms/dense_row_split.h"
 #include "sdprl/error.h"
 
 namespace sdprl::mm {
