@@ -21,6 +21,8 @@ packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-program-options
           libgtest-dev libgmock-dev libbenchmark-dev gzip bzip2)  # the last two: tests compress files
 # The interior-point SDP solver that the global-optimality test (tests/sdpa_global_test.cc) compares with.
 packages+=(sdpa)
+# The MPI backend (`mpirun -np P sdprl run`, tests labelled mpi): Boost.MPI over Open MPI.
+packages+=(libboost-mpi-dev libopenmpi-dev openmpi-bin)
 command=${1:-build}
 [ $# -gt 0 ] && shift
 # The clang build: the compiler and its OpenMP runtime (gcc's libgomp comes with g++).

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "config/options_table.h"
+#include "parallel/processes.h"
 #include "sdprl/error.h"
 #include "sdprl/io/sdpa.h"
 #include "sdprl/plugin_host.h"
@@ -156,7 +157,13 @@ int run(const std::vector<std::string>& args) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
 
+  if (!sdprl::processes::writer()) req.quiet = true;
   const sdprl::RunResult r = sdprl::run_model(req);
+  if (!sdprl::processes::writer()) {
+    // The other processes hold the same result: the exit status below is theirs too, the report is
+    // process 0's alone.
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 2;
+  }
   // stdout: the result in one line a script can grep, then the metrics one per line.
   std::printf("status = %s\n", sdprl::to_string(r.summary.status));
   std::printf("lambda = %.6g\n", r.weights.lambda);
@@ -171,7 +178,10 @@ int run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "sdprl: interrupted by %s: summary.json, trace.csv and the last iterate are in %s; %s\n",
                  signal == SIGTERM ? "SIGTERM" : "SIGINT", r.output_directory.string().c_str(),
                  std::filesystem::exists(checkpoint)
-                     ? ("continue with: sdprl run --resume " + r.output_directory.string()).c_str()
+                     ? ("continue with: " +
+                        std::string(sdprl::processes::distributed() ? "mpirun -np P sdprl run --resume " : "sdprl run --resume ") +
+                        r.output_directory.string() + (sdprl::processes::distributed() ? " (any P, 1 included)" : ""))
+                           .c_str()
                      : "no checkpoint was taken (the L-BFGS solver takes none), so it cannot be resumed");
     return 128 + (signal > 0 ? signal : SIGINT);
   }
@@ -318,6 +328,8 @@ void prepare_environment(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "run") prepare_environment(argv);
+  // Under mpirun every process runs this program; process 0 prints and writes (parallel/processes.h).
+  const sdprl::processes::Group group(argc, argv);
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -336,6 +348,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sdprl: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const sdprl::Error& e) {
+    // Errors in the model or its data are the same on every process of an MPI run: said once.
+    if (!sdprl::processes::writer()) return 2;
     if (e.where().empty())
       std::fprintf(stderr, "sdprl: error: %s\n", e.message().c_str());
     else

@@ -12,6 +12,7 @@
 #include "admm/anderson.h"
 #include "admm/row_kernel.h"
 #include "admm/soft_step.h"
+#include "parallel/processes.h"
 #include "sdprl/error.h"
 
 namespace sdprl {
@@ -88,7 +89,25 @@ void AdmmState::pack(double rho) {
   adjoint_generation = 0;
 }
 
+void AdmmState::share_rows() {
+  if (partial_rows.empty()) return;
+  if (partial_rows.back() != D.rows()) {
+    partial_rows.clear();  // (not a state of the pass that marked it)
+    return;
+  }
+  processes::share_items(D.data(), partial_rows, D.cols());
+  step = D;  // the pass splits only without a constraint, where the step is D
+  partial_rows.clear();
+}
+
+void AdmmState::share_packed() {
+  if (partial_terms.empty()) return;
+  if (partial_terms.back() == u.size()) processes::share_items(u.data(), partial_terms, 1);
+  partial_terms.clear();
+}
+
 void AdmmState::unpack() {
+  share_packed();
   if (!packed()) return;
   if (packed_weights) {
     if (packed_weights->size() != u.size()) throw std::invalid_argument("AdmmState::unpack: weights and u differ in size");
@@ -130,6 +149,7 @@ void Admm::reset_if_needed(AdmmState& state) const {
 
 void Admm::iterate(AdmmState& st, double eps) {
   step(st, eps);
+  st.share_rows();
   if (!st.keep_packed) st.unpack();
 }
 
@@ -321,6 +341,7 @@ int Admm::run(AdmmState& st, double eps) {
     if (anderson && !(st.gap <= eps) && std::isfinite(st.gap) && t < options_.max_iterations)
       anderson->step(st, rho_, term_weights(s_.linearization()));
   }
+  st.share_rows();
   if (!st.keep_packed) st.unpack();
   st.iterations = t;
   st.extrapolations = anderson ? anderson->extrapolations() : 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sdprl/export.h"
 #include "sdprl/types.h"
@@ -37,8 +38,15 @@ struct AdmmState {
   // (nu, e) -> u at `rho`; a packed state at another rho is unpacked first. Exact in exact
   // arithmetic for states with nu_h in 2 sign(e_h) (the ADMM's); others are projected onto them.
   SDPRL_API void pack(double rho);
-  // u -> (nu, e); nothing when not packed.
+  // u -> (nu, e); nothing when not packed. Shares u first (share_packed()).
   SDPRL_API void unpack();
+  // Under several processes (parallel/processes.h) the fused row pass updates this process's rows
+  // alone: the other processes' rows of D and step (partial_rows: count() + 1 row bounds) and
+  // their split terms of u (partial_terms) are stale until these share them. Empty: whole.
+  // Collective; Admm::run() shares the rows before it returns, unpack() and checkpoints u.
+  std::vector<Index> partial_rows, partial_terms;
+  SDPRL_API void share_rows();
+  SDPRL_API void share_packed();
   Vector PD;   // P(D) of the last iteration
   // Direct Xt-step: P*(nu) and P*(b - e), kept up to date by Admm::iterate so that an iteration
   // needs one adjoint instead of two; linearised step: P*(nu) and P*(nu + rho (b - e + P D)), and

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "parallel/processes.h"
+
 namespace sdprl::detail {
 namespace {
 
@@ -207,19 +209,37 @@ void iterate_rows(const RowKernel& k, Index begin, Index end, RowBuffers& w, dou
   }
 }
 
+static_assert(sizeof(RowSums) == 5 * sizeof(double), "RowSums is shared between processes as 5 doubles");
+
+// The per-chunk partial sums `partial` of the chunks this process iterated, shared with the other
+// processes, added in chunk order: the same total for any number of processes and threads.
+RowSums chunk_total(std::vector<RowSums>& partial, const RowShares& shares) {
+  processes::share_items(reinterpret_cast<double*>(partial.data()), shares.chunks, 5);
+  RowSums total;
+  for (const RowSums& s : partial) total.add(s);
+  return total;
+}
+
 template <int R>
 RowSums iterate_all(const RowKernel& k, Vector& u, Matrix& D) {
+  // Split over the processes without a constraint split; with one every process runs every row
+  // (its Y-, mu- and gap steps read mu whole: not split yet).
+  const bool split = !k.constraint;
+  const RowShares shares = split ? row_shares(k.offsets, k.n) : RowShares{};
   const Index chunks = (k.n + kChunk - 1) / kChunk;
+  const Index first = split ? shares.chunks[static_cast<std::size_t>(processes::rank())] : 0;
+  const Index last = split ? shares.chunks[static_cast<std::size_t>(processes::rank()) + 1] : chunks;
   std::vector<RowSums> partial(static_cast<std::size_t>(chunks));
 #pragma omp parallel
   {
     RowBuffers buffers(k);
 #pragma omp for schedule(static)
-    for (Index c = 0; c < chunks; ++c) {
+    for (Index c = first; c < last; ++c) {
       const Index begin = c * kChunk, end = std::min(k.n, begin + kChunk);
       iterate_rows<R>(k, begin, end, buffers, u.data(), D.data(), partial[static_cast<std::size_t>(c)]);
     }
   }
+  if (split) return chunk_total(partial, shares);
   RowSums total;
   for (const RowSums& s : partial) total.add(s);
   return total;
@@ -302,16 +322,34 @@ RowSums iterate_row(const RowKernel& k, Index i, const double* a, double b_ii, c
   return with_rank(k.r, [&](auto R) { return iterate_any<decltype(R)::value>(k, i, a, b_ii, inverse, work, u, D); });
 }
 
-RowSums sum_row_sums(const std::vector<RowSums>& rows) {
-  RowSums total;
+RowSums sum_row_sums(const std::vector<RowSums>& rows, const RowShares& shares) {
   const std::size_t n = rows.size(), chunk = static_cast<std::size_t>(kChunk);
-  for (std::size_t begin = 0; begin < n; begin += chunk) {
-    RowSums part;
-    for (std::size_t i = begin; i < std::min(n, begin + chunk); ++i) part.add(rows[i]);
-    total.add(part);
-  }
-  return total;
+  std::vector<RowSums> partial(static_cast<std::size_t>(shares.chunks.back()));
+  for (std::size_t c = 0; c < partial.size(); ++c)
+    for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) partial[c].add(rows[i]);
+  return chunk_total(partial, shares);
 }
+
+RowShares row_shares(const Index* offsets, Index n) {
+  RowShares s;
+  const Index chunks = (n + kChunk - 1) / kChunk;
+  // Weighted by split terms plus rows: the work of a chunk is about its terms' and its blocks'.
+  s.chunks = processes::split(chunks, [&](Index c) {
+    const Index i = std::min(n, c * kChunk);
+    return offsets[i] + i;
+  });
+  s.rows.resize(s.chunks.size());
+  s.terms.resize(s.chunks.size());
+  for (std::size_t p = 0; p < s.chunks.size(); ++p) {
+    s.rows[p] = std::min(n, s.chunks[p] * kChunk);
+    s.terms[p] = offsets[s.rows[p]];
+  }
+  return s;
+}
+
+void share_rows(const RowShares& shares, Matrix& M) { processes::share_items(M.data(), shares.rows, M.cols()); }
+
+void share_terms(const RowShares& shares, Vector& v) { processes::share_items(v.data(), shares.terms, 1); }
 
 void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out) {
   with_rank(r, [&](auto R) { invert_one<decltype(R)::value>(gram_block, b_ii, rho, rho_k, r, out); });

@@ -87,6 +87,8 @@ struct RowSums {
 };
 
 // One ADMM iteration on all rows: updates the packed state u in place and writes Xt into D (n x r).
+// Under several processes each iterates its own rows (row_shares()); the sums are the whole's, the
+// rows of u and D of other processes are left as they were (share_rows(), share_terms()).
 RowSums fused_iteration(const RowKernel& kernel, Vector& u, Matrix& D);
 
 // Row i's share of fused_iteration() from its a_h already in memory (`a`, component-major as
@@ -99,8 +101,24 @@ RowSums fused_iteration(const RowKernel& kernel, Vector& u, Matrix& D);
 RowSums iterate_row(const RowKernel& kernel, Index i, const double* a, double b_ii, const double* inverse,
                     double* work, double* u, double* D);
 
-// The total of per-row sums in fused_iteration()'s order (rows in chunks, chunks in order).
-RowSums sum_row_sums(const std::vector<RowSums>& rows);
+// How the row pass is split over the processes of an MPI run (parallel/processes.h): process p
+// iterates the rows [rows[p], rows[p + 1]), whole chunks of fused_iteration(), whose split terms are
+// [terms[p], terms[p + 1]); the blocks are balanced by split terms plus rows. One process: all.
+struct RowShares {
+  std::vector<Index> chunks, rows, terms;  // count() + 1 bounds each
+  bool owns(Index i, int process) const {
+    return rows[static_cast<std::size_t>(process)] <= i && i < rows[static_cast<std::size_t>(process) + 1];
+  }
+};
+RowShares row_shares(const Index* offsets, Index n);
+// The rows of M (n x r) that each process computed, to every process (collective; no-op for one).
+void share_rows(const RowShares& shares, Matrix& M);
+// The same for a vector over the split terms (the packed state u).
+void share_terms(const RowShares& shares, Vector& v);
+
+// The total of per-row sums in fused_iteration()'s order (rows in chunks, chunks in order); each
+// process contributes the chunks it owns in `shares` (collective).
+RowSums sum_row_sums(const std::vector<RowSums>& rows, const RowShares& shares);
 
 // K_i^{-1} (r x r, row-major, into out) for K_i = rho gram_i + (2 b_ii + rho_k) I: one block of
 // invert_row_blocks(), the same arithmetic.

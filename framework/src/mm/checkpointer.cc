@@ -67,6 +67,7 @@ void Checkpointer::take(int k, const Matrix& X, const LoopVariables& loop, const
   // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when
   // the callback throws. A packed state is saved packed (at saved.rho, the ADMM's rho): unpacked
   // and packed again, (nu, e) would come back different in the last bits.
+  state.share_packed();  // under several processes: every process's rows of u (collective)
   if (state.packed() && state.packed_rho != saved.rho) state.unpack();  // (not in practice)
   auto swap_vectors = [&] {
     saved.u.swap(state.u);

@@ -6,6 +6,7 @@
 #include "admm/admm.h"
 #include "mm/loop_support.h"
 #include "mm/surrogate.h"
+#include "parallel/processes.h"
 #include "sdprl/solver.h"
 
 namespace sdprl::mm {
@@ -39,9 +40,11 @@ class Checkpointer {
 
   bool enabled() const { return static_cast<bool>(callback_); }
   // A periodic checkpoint is due at the end of MM step k (not after the last one).
+  // Under several processes they agree (each reads its own clock; taking one is collective).
   bool due(int k) const {
-    return callback_ && options_.checkpoint_interval > 0.0 && k < options_.max_mm_iterations &&
-           seconds_since(last_) >= options_.checkpoint_interval;
+    const bool due = callback_ && options_.checkpoint_interval > 0.0 && k < options_.max_mm_iterations &&
+                     seconds_since(last_) >= options_.checkpoint_interval;
+    return processes::distributed() ? processes::any(due) : due;
   }
 
   // The state at the end of MM step k: X_k and F(X_k), the loop's variables, the surrogate's

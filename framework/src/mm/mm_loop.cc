@@ -17,6 +17,7 @@
 #include "mm/step_acceptance.h"
 #include "mm/surrogate.h"
 #include "mm/unbounded.h"
+#include "parallel/processes.h"
 #include "terms/dense_row_split.h"
 #include "sdprl/error.h"
 
@@ -176,6 +177,18 @@ class MmLoop {
     return o;
   }
 
+  // SIGINT or SIGTERM seen. A signal reaches the processes of an MPI run at different moments, so
+  // there they agree once per MM step (agree_on_interrupt(), collective) and act on that; one
+  // process reads the flag as it is.
+  void agree_on_interrupt() {
+    if (processes::distributed())
+      interrupt_agreed_ = processes::any(options_.interrupt && options_.interrupt->load());
+  }
+  bool interrupted() const {
+    if (processes::distributed()) return interrupt_agreed_;
+    return options_.interrupt && options_.interrupt->load();
+  }
+
   // The ADMM of step k made ready, unless the previous step's fused rebuild already did it.
   void prepare(int k) {
     admm_->prepare(rebuild_preconditioner_);
@@ -220,7 +233,8 @@ class MmLoop {
     // A checkpoint must hold the state between two MM steps: no fused rebuild before one (nor
     // when an interrupt, which takes one, is already known).
     t.checkpoint_due = checkpointer_->due(k);
-    const bool interrupting = options_.interrupt && options_.interrupt->load();
+    agree_on_interrupt();
+    const bool interrupting = interrupted();
     primed_ = false;
     // (update_and_iterate() itself falls back to the plain update where the fusion does not apply.)
     if (k < options_.max_mm_iterations && !t.checkpoint_due && !interrupting)
@@ -319,14 +333,15 @@ class MmLoop {
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
     // then set), so that the checkpoint holds a state between two steps.
-    if (options_.interrupt && options_.interrupt->load() && !(primed_ && checkpointer_->enabled())) {
+    if (interrupted() && !(primed_ && checkpointer_->enabled())) {
       summary_.status = SolverStatus::kInterrupted;
       summary_.message = "interrupted";
       // Always: an interrupted run must be resumable, whatever the checkpoint interval.
       if (checkpointer_->enabled()) checkpointer_->take(k, X_, loop_, *surrogate_, *admm_, state_, summary_);
       return true;
     }
-    if (options_.time_limit > 0.0 && row.time >= options_.time_limit) {
+    const bool over_time = options_.time_limit > 0.0 && row.time >= options_.time_limit;
+    if (processes::distributed() ? processes::any(over_time) : over_time) {  // each process has its clock
       summary_.status = SolverStatus::kTimeLimit;
       return true;
     }
@@ -459,6 +474,7 @@ class MmLoop {
     state_.packed_rho = 0.0;
     state_.packed_weights = nullptr;
     Vector().swap(state_.u);
+    state_.partial_terms.clear();
     warm_exact_multipliers(*surrogate_, state_);
     state_.D.setZero(X_.rows(), X_.cols());
   }
@@ -635,6 +651,7 @@ class MmLoop {
   // True when the rebuild of the previous step also prepared this step's ADMM and ran its first
   // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
   bool primed_ = false;
+  bool interrupt_agreed_ = false;  // interrupted(), under several processes
   bool rebuild_preconditioner_ = false;  // after a refused step: B changed with tau
   bool exact_ = false;         // the surrogate is the exact H of Prop. 2 (coupled Xt-step)
   bool skip_prepare_ = false;  // switch_to_exact() made the next step's ADMM ready

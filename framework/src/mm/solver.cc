@@ -2,9 +2,11 @@
 // loop (mm/mm_loop.h; docs/method.md sections 2-3) and L-BFGS; the option names and the Summary.
 #include "sdprl/solver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #ifdef _OPENMP
 #include <omp.h>
@@ -14,6 +16,7 @@
 #include "mm/loop_support.h"
 #include "mm/mm_loop.h"
 #include "mm/solve_paths.h"
+#include "parallel/processes.h"
 #include "sdprl/error.h"
 #include "sdprl/l1_loss.h"
 #include "sdprl/loss_check.h"
@@ -125,8 +128,20 @@ double objective(const Model& model, const Loss& loss, const RegularizationWeigh
 int set_threads(int threads) {
 #ifdef _OPENMP
   // OpenMP's own default (OMP_NUM_THREADS, else every core), read before anything changes it.
-  static const int default_threads = omp_get_max_threads();
+  // Under mpirun the processes on one machine share its cores: where the launcher left each of
+  // them every core (no binding, as with --oversubscribe) and OMP_NUM_THREADS is unset, each takes
+  // its share, so that P processes do not run P times as many threads as there are cores.
+  static const int default_threads = [] {
+    const int all = omp_get_max_threads(), local = processes::local_count();
+    if (local > 1 && !std::getenv("OMP_NUM_THREADS") && all >= omp_get_num_procs()) return std::max(1, all / local);
+    return all;
+  }();
   omp_set_num_threads(threads > 0 ? threads : default_threads);
+  // Eigen's own threads off: its parallel matrix products choose their blocking by the thread
+  // count, which changed cmvu_usps's iterates in the last bits from MM step 43 on between 1 and 2
+  // threads (and so between 1 and 2 MPI processes). The row loops carry the parallelism; its
+  // time did not change (cmvu_usps 0.77 s, spca_colon 4.6-4.8 s either way, 2 runs each).
+  Eigen::setNbThreads(1);
   return omp_get_max_threads();
 #else
   (void)threads;

@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <limits>
 #include <new>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
@@ -29,6 +30,7 @@
 #include "config/options_table.h"
 #include "mm/certificate.h"
 #include "mm/loop_support.h"
+#include "parallel/processes.h"
 #include "run/checkpoint.h"
 
 namespace sdprl {
@@ -44,6 +46,10 @@ struct Setup {
 };
 
 Setup open_model(const RunRequest& req) {
+  // Eigen's own threads off from the start, the model's build included (set_threads() in
+  // mm/solver.cc says why): CMVU's kernel_top_eigenvalue differed in its last bits between 1 and 2
+  // threads.
+  Eigen::setNbThreads(1);
   Setup s;
   s.config = ConfigTable::parse_file(req.model_file);
   for (const auto& [key, value] : req.overrides) s.config.set(key, value);
@@ -239,6 +245,11 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["rank_raises"] = raises;
   j["objective"] = {{"initial", number(s.initial_objective)}, {"final", number(s.final_objective)}};
   j["time"] = {{"init", s.init_time}, {"solve", s.solve_time}, {"total", s.init_time + s.solve_time}};
+  const processes::Traffic traffic = processes::traffic();
+  j["processes"] = {{"count", processes::count()},
+                    {"exchanges", traffic.exchanges},
+                    {"received_bytes", traffic.bytes},
+                    {"exchange_seconds", traffic.seconds}};
   nlohmann::json metrics = nlohmann::json::object();
   for (const Metric& m : s.metrics) metrics[m.name] = number(m.value);
   j["metrics"] = metrics;
@@ -423,9 +434,12 @@ RunResult run_model(const RunRequest& request) {
   if (!resumed && std::filesystem::exists(out_dir / run_detail::kCheckpointFile) && !req.force)
     throw Error(out_dir.string(), "holds the checkpoint of an unfinished run: continue it with `sdprl run --resume " +
                                       out_dir.string() + "`, or start a new run there with --force (which deletes it)");
-  io::ensure_writable_directory(out_dir);
+  // Under mpirun process 0 alone writes (parallel/processes.h); the others hold the same result.
+  const bool writer = processes::writer();
+  if (writer) io::ensure_writable_directory(out_dir);
   // One run at a time per output directory: two at once would mix their files.
-  const OutputLock lock(out_dir);
+  std::optional<OutputLock> lock;
+  if (writer) lock.emplace(out_dir);
   result.output_directory = out_dir;
 
   SolverOptions options = base_options;
@@ -468,6 +482,7 @@ RunResult run_model(const RunRequest& request) {
   // worse than losing its insurance. The first failure is reported.
   bool warned = false;
   auto write_checkpoint = [&](const SolverState* state) {
+    if (!writer) return;
     saved.trials = result.trials;
     saved.best = best;
     saved.best_X = result.X;
@@ -555,7 +570,9 @@ RunResult run_model(const RunRequest& request) {
       constrained = answer;
     }
     result.trials.push_back(std::move(trial));
-    if (req.interrupt && req.interrupt->load()) {
+    // Under several processes they agree (a signal reaches each at its own moment).
+    const bool signalled = req.interrupt && req.interrupt->load();
+    if (processes::distributed() ? processes::any(signalled) : signalled) {
       // A lambda that ended before the solver saw the interrupt is finished: the checkpoint
       // resumes with the next one (an interrupted solve has saved its own state). After the last
       // lambda's final step the interrupt changes nothing: that run is complete.
@@ -571,6 +588,7 @@ RunResult run_model(const RunRequest& request) {
     result.summary.message = "interrupted before the end of the lambda grid";
   }
 
+  if (!writer) return result;
   // Outputs: each file atomically; the summary last, so its presence means the run is complete.
   if (write_factor) {
     std::ostringstream comment;

@@ -3,6 +3,7 @@
 
 #include "admm/row_kernel.h"
 #include "mm/surrogate.h"
+#include "parallel/processes.h"
 
 namespace sdprl::xt_step {
 
@@ -20,9 +21,12 @@ class FusedRows::RowStep final : public RowConsumer {
     kernel_.G = &s.G();  // read per row: update() sets G before the rebuild
     kernel_.rho = rho;
     rows_.resize(static_cast<std::size_t>(kernel_.n));
+    shares_ = detail::row_shares(kernel_.offsets, kernel_.n);
   }
 
   void consume_row(Index i, const double* a, Index deg, const double* gram_block, double curvature) override {
+    // Under several processes each factors and iterates its own rows (iterate_rows() below).
+    if (!shares_.owns(i, processes::rank())) return;
     const Index r = kernel_.r;
     const double bii = s_.b_diagonal_entry(i, curvature);
     double* inverse = inverse_.data() + i * r * r;
@@ -37,7 +41,8 @@ class FusedRows::RowStep final : public RowConsumer {
         detail::iterate_row(k, i, a, bii, inverse, work.data(), state_.u.data(), state_.D.data());
   }
 
-  detail::RowSums total() const { return detail::sum_row_sums(rows_); }
+  detail::RowSums total() const { return detail::sum_row_sums(rows_, shares_); }
+  const detail::RowShares& shares() const { return shares_; }
 
  private:
   const Surrogate& s_;
@@ -46,6 +51,7 @@ class FusedRows::RowStep final : public RowConsumer {
   AdmmState& state_;
   detail::RowKernel kernel_;
   std::vector<detail::RowSums> rows_;
+  detail::RowShares shares_;
 };
 
 FusedRows::~FusedRows() = default;
@@ -114,7 +120,16 @@ bool FusedRows::iterate_rows(AdmmState& st, double rho) {
     k.step = st.step.data();
   }
   set_gap(s_, detail::fused_iteration(k, st.u, st.D), st, constraint);
+  if (!constraint) mark_partial(detail::row_shares(k.offsets, k.n), st);
   return true;
+}
+
+// Under several processes, after a pass that iterated this process's rows alone (fused_iteration()
+// splits the rows only without a constraint).
+void FusedRows::mark_partial(const detail::RowShares& shares, AdmmState& st) {
+  if (!processes::distributed()) return;
+  st.partial_rows = shares.rows;
+  st.partial_terms = shares.terms;
 }
 
 bool FusedRows::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& st, double rho) {
@@ -126,6 +141,7 @@ bool FusedRows::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, Admm
   gram_stale_ = true;
   if (!surrogate.update(Xk, &step)) return false;  // no one-pass rebuild (e.g. distance terms): the caller prepares
   set_gap(s_, step.total(), st, nullptr);
+  mark_partial(step.shares(), st);
   return true;
 }
 

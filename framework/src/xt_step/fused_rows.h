@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "admm/row_kernel.h"
 #include "xt_step/blocks.h"
 #include "xt_step/xt_step.h"
 
@@ -29,6 +30,7 @@ class FusedRows final : public XtStep {
 
  private:
   class RowStep;  // rebuild_and_iterate()'s RowConsumer
+  static void mark_partial(const detail::RowShares& shares, AdmmState& state);
   bool fuse_rebuild_;
   RowBlockInverse blocks_;
   Index max_degree_ = 0;  // largest number of split terms in one row
