@@ -13,6 +13,9 @@ trap 'rm -rf "$work"' EXIT
 # CI runs as root, which Open MPI refuses unless told; 4 processes on 2 cores need --oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# A process waiting in an exchange yields its core: busy-polling ones starve each other and the
+# process they wait for when the machine has other work (this file took 660 s under a build).
+export OMPI_MCA_mpi_yield_when_idle=1
 # (no high-speed network here: keep Open MPI from probing for one)
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/options_table.h"
@@ -326,6 +328,25 @@ void prepare_environment(char** argv) {
 }
 }  // namespace
 
+namespace {
+// "sdprl: error: MESSAGE" on stderr and the exit status. Under mpirun an error may be one process's
+// alone (a file only some nodes see, memory) while the others wait for it in an exchange, so the
+// job ends there with the status (MPI_Abort). Process 0 says it; another process waits a moment
+// first, so that when every process fails alike (an error in the model) it is said once.
+int fail(int code, const std::string& message) {
+  const bool distributed = sdprl::processes::distributed();
+  if (distributed && !sdprl::processes::writer()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string who = distributed && !sdprl::processes::writer()
+                              ? "sdprl (process " + std::to_string(sdprl::processes::rank()) + "): error: "
+                              : std::string("sdprl: error: ");
+  const bool newline = !message.empty() && message.back() == '\n';
+  std::fprintf(stderr, "%s%s%s", who.c_str(), message.c_str(), newline ? "" : "\n");
+  std::fflush(stderr);
+  if (distributed) sdprl::processes::abort_all(code);
+  return code;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "run") prepare_environment(argv);
   // Under mpirun every process runs this program; process 0 prints and writes (parallel/processes.h).
@@ -348,27 +369,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sdprl: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const sdprl::Error& e) {
-    // Errors in the model or its data are the same on every process of an MPI run: said once.
-    if (!sdprl::processes::writer()) return 2;
-    if (e.where().empty())
-      std::fprintf(stderr, "sdprl: error: %s\n", e.message().c_str());
-    else
-      std::fprintf(stderr, "sdprl: error: %s: %s\n", e.where().c_str(), e.message().c_str());
-    return 2;
+    return fail(2, e.where().empty() ? e.message() : e.where() + ": " + e.message());
   } catch (const po::error& e) {
-    std::fprintf(stderr, "sdprl: error: %s\n\n%s", e.what(), kUsage);
-    return 2;
+    return fail(2, std::string(e.what()) + "\n\n" + kUsage);
   } catch (const std::bad_alloc&) {
     // Not "std::bad_alloc": say what ran out and what to change.
     const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-    std::fprintf(stderr,
-                 "sdprl: error: out of memory: the model's data or the solver's state (which grow with the number "
-                 "of terms times the rank) did not fit in the memory this process may use (the machine has %.1f GB); "
-                 "lower solver.rank, use fewer data, or raise the process's memory limit\n",
-                 physical / 1e9);
-    return 2;
+    std::ostringstream os;
+    os.precision(1);
+    os << std::fixed << "out of memory: the model's data or the solver's state (which grow with the number of terms "
+       << "times the rank) did not fit in the memory this process may use (the machine has " << physical / 1e9
+       << " GB); lower solver.rank, use fewer data, or raise the process's memory limit";
+    return fail(2, os.str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sdprl: error: %s\n", e.what());
-    return 2;
+    return fail(2, e.what());
   }
 }

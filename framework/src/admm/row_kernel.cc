@@ -14,8 +14,7 @@
 namespace sdprl::detail {
 namespace {
 
-// Rows per chunk: the unit of work of a thread and of the ordered partial sums.
-constexpr Index kChunk = 64;
+constexpr Index kChunk = kRowChunk;
 
 // Per-thread work space of one row: a_h component-major (r x deg) and two length-deg vectors.
 // `work` is an Eigen vector for its alignment (EIGEN_MAX_ALIGN_BYTES), as in Admm::RowStep: the

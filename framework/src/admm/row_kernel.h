@@ -30,6 +30,7 @@
 
 #include "rows/row_blocks.h"
 #include "sdprl/constraint.h"
+#include "sdprl/export.h"
 #include "sdprl/constraint_set.h"
 #include "sdprl/types.h"
 
@@ -44,6 +45,10 @@ template <class A>
 auto clamp_nu(const Eigen::ArrayBase<A>& u) {
   return u.max(-kNuBound).min(kNuBound);
 }
+
+// Rows per chunk: the unit of work of a thread, of the ordered partial sums and of the split over
+// processes (row_shares()).
+constexpr Index kRowChunk = 64;
 
 struct RowKernel {
   const RowSplitView* rows = nullptr;  // the a_h
@@ -110,7 +115,7 @@ struct RowShares {
     return rows[static_cast<std::size_t>(process)] <= i && i < rows[static_cast<std::size_t>(process) + 1];
   }
 };
-RowShares row_shares(const Index* offsets, Index n);
+SDPRL_API RowShares row_shares(const Index* offsets, Index n);
 // The rows of M (n x r) that each process computed, to every process (collective; no-op for one).
 void share_rows(const RowShares& shares, Matrix& M);
 // The same for a vector over the split terms (the packed state u).

@@ -475,6 +475,7 @@ class MmLoop {
     state_.packed_weights = nullptr;
     Vector().swap(state_.u);
     state_.partial_terms.clear();
+    state_.partial_rows.clear();  // (every process holds the whole D here)
     warm_exact_multipliers(*surrogate_, state_);
     state_.D.setZero(X_.rows(), X_.cols());
   }

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <limits>
 #include <stdexcept>
 #include <memory>
@@ -33,13 +35,21 @@ State& state() {
 }
 
 #ifdef SDPRL_HAVE_MPI
-// Started by a launcher: Open MPI's mpirun, a PMIx launcher (Slurm's srun), or MPICH's Hydra. A
-// process started by hand does not initialise MPI at all (Open MPI's singleton start forks a
-// daemon, which costs time and may fail as root or without a network).
-bool launched() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
-    if (std::getenv(v)) return true;
-  return false;
+// Started by a launcher as one of several processes: Open MPI's mpirun (OMPI_COMM_WORLD_SIZE, and
+// OMPI_COMMAND naming this program, so that an sdprl started from inside another MPI program,
+// which inherits that program's variables, stays a single process), a PMIx launcher such as
+// Slurm's srun (PMIX_RANK), or MPICH's Hydra (PMI_SIZE). SDPRL_MPI=0 turns MPI off. A process started
+// by hand does not initialise MPI at all (Open MPI's singleton start forks a daemon, which costs
+// time and may fail as root or without a network), nor does a group of one.
+bool launched(const char* program) {
+  if (const char* off = std::getenv("SDPRL_MPI"); off && std::string(off) == "0") return false;
+  if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    const char* command = std::getenv("OMPI_COMMAND");
+    const std::string me = program ? std::filesystem::path(program).filename().string() : "";
+    return std::atoi(size) > 1 && (!command || std::filesystem::path(command).filename().string() == me);
+  }
+  if (const char* size = std::getenv("PMI_SIZE")) return std::atoi(size) > 1;
+  return std::getenv("PMIX_RANK") != nullptr;
 }
 
 class Timer {
@@ -60,7 +70,7 @@ class Timer {
 Group::Group(int& argc, char**& argv) {
 #ifdef SDPRL_HAVE_MPI
   State& s = state();
-  if (!launched() || s.environment) return;
+  if (s.environment || !launched(argc > 0 ? argv[0] : nullptr)) return;
   // Only the thread that runs main() calls MPI; the OpenMP threads of the row loops never do.
   s.environment = std::make_unique<boost::mpi::environment>(argc, argv, boost::mpi::threading::funneled);
   s.world = std::make_unique<boost::mpi::communicator>();
@@ -118,6 +128,17 @@ bool any(bool flag) {
   return boost::mpi::all_reduce(*s.world, flag ? 1 : 0, boost::mpi::maximum<int>()) != 0;
 #else
   return flag;
+#endif
+}
+
+double largest(double value) {
+#ifdef SDPRL_HAVE_MPI
+  State& s = state();
+  if (s.count <= 1) return value;
+  const Timer timer;
+  return boost::mpi::all_reduce(*s.world, value, boost::mpi::maximum<double>());
+#else
+  return value;
 #endif
 }
 

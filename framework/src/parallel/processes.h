@@ -80,6 +80,9 @@ inline void share_items(double* data, const std::vector<Index>& bounds, Index wi
 // True on every process when `flag` is true on any (collective).
 SDPRL_API bool any(bool flag);
 
+// The largest of `value` over the processes (collective).
+SDPRL_API double largest(double value);
+
 // Ends every process of the group with `code` (an error on one process must not leave the others
 // waiting in an exchange). Returns only without a group.
 SDPRL_API void abort_all(int code);

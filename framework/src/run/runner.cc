@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -137,7 +138,8 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
         status == SolverStatus::kTimeLimit)
       break;
     if (trial.summary.usable() && infeasibility <= tol) break;
-    const double spent = earlier_time + trial.summary.init_time + trial.summary.solve_time;
+    // Each process has its own clock: they agree on the largest, so that all take the same path.
+    const double spent = processes::largest(earlier_time + trial.summary.init_time + trial.summary.solve_time);
     SolverOptions o = options;
     if (options.time_limit > 0.0) {  // solver.time_limit bounds the whole path
       o.time_limit = options.time_limit - spent;
@@ -436,10 +438,22 @@ RunResult run_model(const RunRequest& request) {
                                       out_dir.string() + "`, or start a new run there with --force (which deletes it)");
   // Under mpirun process 0 alone writes (parallel/processes.h); the others hold the same result.
   const bool writer = processes::writer();
-  if (writer) io::ensure_writable_directory(out_dir);
   // One run at a time per output directory: two at once would mix their files.
   std::optional<OutputLock> lock;
-  if (writer) lock.emplace(out_dir);
+  std::exception_ptr setup_failure;
+  try {
+    if (writer) {
+      io::ensure_writable_directory(out_dir);
+      lock.emplace(out_dir);
+    }
+  } catch (...) {
+    setup_failure = std::current_exception();
+  }
+  // The others learn of process 0's failure here rather than wait for it in the solve's exchanges.
+  if (processes::distributed() ? processes::any(setup_failure != nullptr) : setup_failure != nullptr) {
+    if (setup_failure) std::rethrow_exception(setup_failure);
+    throw Error(out_dir.string(), "process 0 could not prepare the output directory");
+  }
   result.output_directory = out_dir;
 
   SolverOptions options = base_options;

@@ -35,6 +35,8 @@ EntryLinearization::EntryLinearization(const EntryTerms& terms, SplitMode mode) 
 }
 
 void EntryLinearization::update(const Matrix& X, const Vector& w, const Vector& r) {
+  others_stale_.clear();  // every row rebuilt below
+  stale_loss_ = nullptr;
   set_point(X);
   grams_valid_ = false;
   curvature_.setZero();
@@ -70,6 +72,7 @@ void EntryLinearization::update(const Matrix& X, const Vector& w, const Vector& 
 }
 
 void EntryLinearization::apply(const Matrix& D, Vector& out) const {
+  complete();
   out.resize(size());
   if (mode_ == SplitMode::kRowSplit) {
     with_rank(X_.cols(), [&](auto R) { row_dots<decltype(R)::value>(D, out.data()); });
@@ -91,6 +94,7 @@ void EntryLinearization::apply(const Matrix& D, Vector& out) const {
 }
 
 void EntryLinearization::apply_adjoint(const Vector& y, Matrix& out) const {
+  complete();
   out.setZero(X_.rows(), X_.cols());
   with_rank(X_.cols(), [&](auto R) {
     constexpr int kR = decltype(R)::value;

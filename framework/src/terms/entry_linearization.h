@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "sdprl/constraint_set.h"
 #include "sdprl/terms/entry_terms.h"
+#include "terms/split_rebuild.h"
 
 namespace sdprl::detail {
 
@@ -22,7 +24,8 @@ namespace sdprl::detail {
 class EntryLinearization final : public TermLinearization,
                                  public RowSplitView,
                                  public OnePassUpdate,
-                                 public GramSummary {
+                                 public GramSummary,
+                                 public SplitRebuild {
  public:
   EntryLinearization(const EntryTerms& terms, SplitMode mode);
 
@@ -33,7 +36,10 @@ class EntryLinearization final : public TermLinearization,
   // Core maps (entry_linearization.cc).
   void update(const Matrix& X, const Vector& w, const Vector& r) override;
   Index size() const override { return b_.size(); }
-  const Vector& offsets() const override { return b_; }
+  const Vector& offsets() const override {
+    complete();
+    return b_;
+  }
   void apply(const Matrix& D, Vector& out) const override;
   void apply_adjoint(const Vector& y, Matrix& out) const override;
   void apply_curvature(const Matrix& D, Matrix& out) const override { out = curvature_.asDiagonal() * D; }
@@ -55,6 +61,7 @@ class EntryLinearization final : public TermLinearization,
                         RowConsumer* consumer) override;
   void gram_row_traces(Vector& traces) const override;
   bool shared_gram_block(Matrix&) const override { return false; }
+  const double* local_offsets() const override { return b_.data(); }
 
  private:
   // The row stride of the gather's copy of X: r rounded up to 2, 4 or 8 doubles (16, 32 or 64
@@ -63,6 +70,8 @@ class EntryLinearization final : public TermLinearization,
   // partner rows, random and from L3 once X outgrows L2 (m of about 25000), are its cost.
   static constexpr Index gather_stride(Index r) { return r <= 2 ? r : r <= 4 ? 4 : r <= 8 ? 8 : r; }
 
+  // The fused pass's chunks (admm/row_kernel.h), so that a rebuild split over processes
+  // (update_with_loss) rebuilds whole blocks and sums them in the same order.
   static constexpr Index kRowsPerBlock = 64;
   // How far ahead gather() prefetches partner rows (half-terms): 16 and 32 measured alike at
   // m = 10^5 (59 and 59-60 ms per ADMM iteration), 64 less well (60-62 ms).
@@ -111,6 +120,13 @@ class EntryLinearization final : public TermLinearization,
   void gather(Index i, double* out, bool scaled) const;
   void rebuild_row(Index i, const Loss& loss, RebuildScratch& s, double* phi_total, double* abs_total,
                    RowConsumer* consumer);
+  // The row blocks [block_begin, block_end) of kRowsPerBlock rows: rebuild_row() on each, their
+  // phi and weighted |r| sums per block into the parts (which may be null).
+  void rebuild_blocks(Index block_begin, Index block_end, const Loss& loss, RowConsumer* consumer,
+                      double* phi_part, double* abs_part);
+  // After a rebuild split over processes (SplitRebuild): the rows other processes rebuilt, rebuilt
+  // here too (every reader but the fused pass calls it; a no-op otherwise). Thread-safe.
+  void complete() const;
 
   const EntryTerms& terms_;
   SplitMode mode_;
@@ -135,6 +151,11 @@ class EntryLinearization final : public TermLinearization,
   Index stride_ = 0;
   Matrix grams_;  // row-split: the Gram blocks of P*P at the last update_with_loss
   bool grams_valid_ = false;
+  // Set by a rebuild split over processes: the row bounds of the processes (P + 1) and the loss
+  // to rebuild the others' rows with; null when every row is current.
+  std::vector<Index> others_stale_;
+  const Loss* stale_loss_ = nullptr;
+  mutable std::mutex complete_mutex_;
 };
 
 }  // namespace sdprl::detail

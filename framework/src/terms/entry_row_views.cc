@@ -5,6 +5,8 @@
 #include <exception>
 #include <optional>
 
+#include "admm/row_kernel.h"
+#include "parallel/processes.h"
 #include "rows/row_blocks.h"
 #include "sdprl/loss.h"
 
@@ -100,11 +102,41 @@ void EntryLinearization::gather(Index i, double* out, bool scaled) const {
 // on the thread count.
 void EntryLinearization::update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum,
                                           double* weighted_abs_sum, RowConsumer* consumer) {
+  static_assert(kRowsPerBlock == kRowChunk, "the rebuild's blocks are the row pass's chunks");
   set_point(X);
   const Index n = terms_.dimension(), r = X_.cols();
   grams_.resize(n * r, r);
   const Index blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
-  std::vector<double> phi_part(static_cast<std::size_t>(blocks)), abs_part(static_cast<std::size_t>(blocks));
+  // phi and weighted |r| per block, interleaved (2 doubles a block), added in block order below.
+  std::vector<double> parts(static_cast<std::size_t>(2 * blocks), 0.0);
+  // Under several processes the fused pass consumes its own rows only, so each process rebuilds
+  // those (its blocks of rows are the pass's chunks: detail::row_shares, kRowsPerBlock = 64 rows
+  // as the pass's chunks) and the parts and the curvature are shared; the rest waits for complete().
+  others_stale_.clear();
+  stale_loss_ = nullptr;
+  if (consumer && processes::distributed()) {
+    const RowShares shares = row_shares(row_ptr_.data(), n);
+    const auto me = static_cast<std::size_t>(processes::rank());
+    rebuild_blocks(shares.chunks[me], shares.chunks[me + 1], loss, consumer, parts.data(), parts.data() + 1);
+    processes::share_items(parts.data(), shares.chunks, 2);
+    processes::share_items(curvature_.data(), shares.rows, 1);
+    others_stale_ = shares.rows;
+    stale_loss_ = &loss;
+  } else {
+    rebuild_blocks(0, blocks, loss, consumer, parts.data(), parts.data() + 1);
+  }
+  *phi_sum = 0.0;
+  *weighted_abs_sum = 0.0;
+  for (Index block = 0; block < blocks; ++block) {
+    *phi_sum += parts[static_cast<std::size_t>(2 * block)];
+    *weighted_abs_sum += parts[static_cast<std::size_t>(2 * block + 1)];
+  }
+  grams_valid_ = true;
+}
+
+void EntryLinearization::rebuild_blocks(Index block_begin, Index block_end, const Loss& loss, RowConsumer* consumer,
+                                        double* phi_part, double* abs_part) {
+  const Index n = terms_.dimension(), r = X_.cols();
   // An exception must not leave an OpenMP region (that terminates the program): the first one
   // (a user's loss that throws, an allocation) is kept and rethrown after it.
   std::exception_ptr failure;
@@ -112,14 +144,14 @@ void EntryLinearization::update_with_loss(const Matrix& X, const Loss& loss, dou
   {
     std::optional<RebuildScratch> scratch;
 #pragma omp for schedule(static)
-    for (Index block = 0; block < blocks; ++block) {
+    for (Index block = block_begin; block < block_end; ++block) {
       try {
         if (!scratch) scratch.emplace(max_degree_, r);
         const Index i0 = block * kRowsPerBlock, i1 = std::min(n, i0 + kRowsPerBlock);
         double phi_total = 0.0, abs_total = 0.0;
         for (Index i = i0; i < i1; ++i) rebuild_row(i, loss, *scratch, &phi_total, &abs_total, consumer);
-        phi_part[static_cast<std::size_t>(block)] = phi_total;
-        abs_part[static_cast<std::size_t>(block)] = abs_total;
+        if (phi_part) phi_part[2 * block] = phi_total;
+        if (abs_part) abs_part[2 * block] = abs_total;
       } catch (...) {
 #pragma omp critical(sdprl_entry_rebuild_failure)
         if (!failure) failure = std::current_exception();
@@ -127,13 +159,25 @@ void EntryLinearization::update_with_loss(const Matrix& X, const Loss& loss, dou
     }
   }
   if (failure) std::rethrow_exception(failure);
-  *phi_sum = 0.0;
-  *weighted_abs_sum = 0.0;
-  for (Index block = 0; block < blocks; ++block) {
-    *phi_sum += phi_part[static_cast<std::size_t>(block)];
-    *weighted_abs_sum += abs_part[static_cast<std::size_t>(block)];
-  }
-  grams_valid_ = true;
+}
+
+void EntryLinearization::complete() const {
+  if (others_stale_.empty()) return;  // (read without the lock: set and cleared between passes)
+  const std::lock_guard<std::mutex> lock(complete_mutex_);
+  if (others_stale_.empty()) return;
+  // The object is never const itself; complete() is const so that the const readers can call it.
+  auto& self = const_cast<EntryLinearization&>(*this);
+  const Index n = terms_.dimension();
+  const Index blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
+  const auto me = static_cast<std::size_t>(processes::rank());
+  const Index mine_begin = others_stale_[me] / kRowsPerBlock;
+  const Index mine_end = (others_stale_[me + 1] + kRowsPerBlock - 1) / kRowsPerBlock;
+  // The same rows with the same loss and X: the same bits as the whole rebuild (the curvature,
+  // shared already, is written again with its own value).
+  self.rebuild_blocks(0, mine_begin, *stale_loss_, nullptr, nullptr, nullptr);
+  self.rebuild_blocks(mine_end, blocks, *stale_loss_, nullptr, nullptr, nullptr);
+  self.others_stale_.clear();
+  self.stale_loss_ = nullptr;
 }
 
 void EntryLinearization::rebuild_row(Index i, const Loss& loss, RebuildScratch& s, double* phi_total,
@@ -189,6 +233,7 @@ void EntryLinearization::rebuild_row(Index i, const Loss& loss, RebuildScratch& 
 // sum_p c_p^2 |x_partner|^2: one pass over the CSR with the n squared row norms of X, not the
 // n r^2 doubles of the blocks.
 void EntryLinearization::gram_row_traces(Vector& traces) const {
+  complete();
   const Index n = terms_.dimension();
   const Vector norms = X_.rowwise().squaredNorm();
   traces.resize(n);
@@ -204,6 +249,7 @@ void EntryLinearization::gram_row_traces(Vector& traces) const {
 }
 
 void EntryLinearization::gram_row_blocks(Matrix& blocks) const {
+  complete();
   const Index n = terms_.dimension(), r = X_.cols();
   if (mode_ == SplitMode::kRowSplit) {
     // Block i = sum_h a_h a_h^T over the row's half-terms: computed by update_with_loss from

@@ -4,8 +4,17 @@
 #include "admm/row_kernel.h"
 #include "mm/surrogate.h"
 #include "parallel/processes.h"
+#include "terms/split_rebuild.h"
 
 namespace sdprl::xt_step {
+namespace {
+// b_h for a pass over this process's rows: a rebuild split over processes leaves the others' rows
+// to be rebuilt on first use (terms/split_rebuild.h), which this pass must not trigger.
+const double* local_offsets(const TermLinearization& lin) {
+  if (const auto* split = dynamic_cast<const detail::SplitRebuild*>(&lin)) return split->local_offsets();
+  return lin.offsets().data();
+}
+}  // namespace
 
 // rebuild_and_iterate()'s consumer of the rebuilt rows: for row i, B_ii, the inverse block K_i^{-1}
 // (as RowBlockInverse::factor computes it) and the row's share of the first iteration (as
@@ -32,7 +41,7 @@ class FusedRows::RowStep final : public RowConsumer {
     double* inverse = inverse_.data() + i * r * r;
     detail::invert_row_block(gram_block, bii, rho_, rho_k_, r, inverse);
     detail::RowKernel k = kernel_;
-    k.b = s_.linearization().offsets().data();  // the row's b_h are final now
+    k.b = local_offsets(s_.linearization());  // the row's b_h are final now
     // Two deg-vectors per thread, kept across rows and MM steps (rows may come from any thread);
     // aligned as fused_iteration()'s (see RowBuffers in row_kernel.cc).
     thread_local Eigen::VectorXd work;
@@ -99,7 +108,7 @@ bool FusedRows::iterate_rows(AdmmState& st, double rho) {
   k.n = s_.rows();
   k.r = s_.rank();
   k.max_degree = max_degree_;
-  k.b = lin.offsets().data();
+  k.b = local_offsets(lin);
   k.G = &s_.G();
   k.b_diagonal = &s_.b_diagonal();
   k.inverse_blocks = blocks_.inverse_data();
