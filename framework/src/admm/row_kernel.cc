@@ -346,10 +346,6 @@ RowShares row_shares(const Index* offsets, Index n) {
   return s;
 }
 
-void share_rows(const RowShares& shares, Matrix& M) { processes::share_items(M.data(), shares.rows, M.cols()); }
-
-void share_terms(const RowShares& shares, Vector& v) { processes::share_items(v.data(), shares.terms, 1); }
-
 void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out) {
   with_rank(r, [&](auto R) { invert_one<decltype(R)::value>(gram_block, b_ii, rho, rho_k, r, out); });
 }

@@ -93,7 +93,7 @@ struct RowSums {
 
 // One ADMM iteration on all rows: updates the packed state u in place and writes Xt into D (n x r).
 // Under several processes each iterates its own rows (row_shares()); the sums are the whole's, the
-// rows of u and D of other processes are left as they were (share_rows(), share_terms()).
+// rows of u and D of other processes are left as they were (AdmmState::share_rows(), share_packed()).
 RowSums fused_iteration(const RowKernel& kernel, Vector& u, Matrix& D);
 
 // Row i's share of fused_iteration() from its a_h already in memory (`a`, component-major as
@@ -116,10 +116,6 @@ struct RowShares {
   }
 };
 SDPRL_API RowShares row_shares(const Index* offsets, Index n);
-// The rows of M (n x r) that each process computed, to every process (collective; no-op for one).
-void share_rows(const RowShares& shares, Matrix& M);
-// The same for a vector over the split terms (the packed state u).
-void share_terms(const RowShares& shares, Vector& v);
 
 // The total of per-row sums in fused_iteration()'s order (rows in chunks, chunks in order); each
 // process contributes the chunks it owns in `shares` (collective).
