@@ -658,6 +658,33 @@ TEST(AllEntriesTerms, ZeroTargetsMapsMatchTheListedTerms) {
   EXPECT_EQ(sdprl::testing::check_constraint_set(implicit, entry_matrices(all_pairs(n, Eigen::MatrixXd::Zero(n, n)))), "");
 }
 
+// Z = X X^T is formed in 64 x 64 tiles on every thread, each off-diagonal tile mirrored: with n
+// = 150 (three tiles, the last partial) every entry must be the product's, and both triangles the
+// same bits (the row-split merge of (i, j) and (j, i) relies on it), for one thread and for two.
+TEST(AllEntriesTerms, EvaluateIsTheExactlySymmetricProductAcrossTiles) {
+  const Index n = 150, r = 7;
+  std::mt19937_64 rng(11);
+  const Matrix X = random_matrix(n, r, 1.0, rng);
+  const AllEntriesTerms terms(n);
+  const Matrix Z = X * X.transpose();
+  Vector first;
+  for (int threads : {1, 2}) {
+    set_threads(threads);
+    Vector values;
+    terms.evaluate(X, values);
+    ASSERT_EQ(values.size(), n * n);
+    const Eigen::Map<const Matrix> V(values.data(), n, n);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < n; ++j) {
+        ASSERT_EQ(V(i, j), V(j, i)) << i << " " << j;
+        ASSERT_NEAR(V(i, j), Z(i, j), 1e-12 * (1.0 + std::abs(Z(i, j)))) << i << " " << j << " threads " << threads;
+      }
+    if (threads == 1) first = values;
+    else EXPECT_TRUE(values == first) << "the thread count changed the bits";
+  }
+  set_threads(1);
+}
+
 TEST(AllEntriesTerms, MapsMatchTheListedTerms) {
   const Index n = 6;
   const Eigen::MatrixXd T = random_symmetric(n, 3);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/loss_chunks.h"
+#include "rows/row_blocks.h"
 #include "terms/dense_row_split.h"
 #include "sdprl/error.h"
 #include "sdprl/loss.h"
@@ -29,15 +30,56 @@ bool is_symmetric(const MatrixMap& M) {
   return true;
 }
 
+// Z = X X^T and what is formed from it, tile by tile of kTile x kTile on every thread: block
+// (I, J), J <= I, is one product X_I X_J^T and its transpose is written while the block is in
+// cache. (Eigen's rankUpdate on the whole matrix ran on one thread, after a memset of n^2 doubles,
+// and the mirror's transposed reads missed the cache.) Pair q = I (I + 1) / 2 + J.
+constexpr Index kTile = 64;
 
-// values = vec(X X^T), both triangles bit-identical (one triangle computed, then mirrored): the
-// row-split linearisation relies on exact symmetry.
+struct TilePair {
+  Index i0, j0, mi, mj;
+  bool diagonal;
+};
+
+Index tile_pairs(Index n) {
+  const Index tiles = (n + kTile - 1) / kTile;
+  return tiles * (tiles + 1) / 2;
+}
+
+TilePair tile_pair(Index n, Index q) {
+  Index I = static_cast<Index>((std::sqrt(8.0 * static_cast<double>(q) + 1.0) - 1.0) / 2.0);
+  while (I * (I + 1) / 2 > q) --I;
+  while ((I + 1) * (I + 2) / 2 <= q) ++I;
+  const Index J = q - I * (I + 1) / 2;
+  const Index i0 = I * kTile, j0 = J * kTile;
+  return {i0, j0, std::min(kTile, n - i0), std::min(kTile, n - j0), I == J};
+}
+
+// Block (I, J) of X X^T; a diagonal block exactly symmetric (its upper half mirrored from the lower).
+void product_block(const Matrix& X, const TilePair& t, Matrix& block) {
+  block.noalias() = X.middleRows(t.i0, t.mi) * X.middleRows(t.j0, t.mj).transpose();
+  if (t.diagonal)
+    for (Index j = 0; j < t.mj; ++j)
+      for (Index i = 0; i < j; ++i) block(i, j) = block(j, i);
+}
+
+// values = vec(X X^T), both triangles bit-identical: the row-split linearisation relies on exact
+// symmetry.
 void outer_product(const Matrix& X, Vector& values) {
-  const Index n = X.rows();
-  values.setZero(n * n);
+  const Index n = X.rows(), pairs = tile_pairs(n);
+  values.resize(n * n);
   MatrixMap Z(values.data(), n, n);
-  Z.selfadjointView<Eigen::Lower>().rankUpdate(X);
-  Z.triangularView<Eigen::StrictlyUpper>() = Z.transpose();
+#pragma omp parallel if (n * n > detail::kParallelWork)
+  {
+    Matrix block;
+#pragma omp for schedule(dynamic)
+    for (Index q = 0; q < pairs; ++q) {
+      const TilePair t = tile_pair(n, q);
+      product_block(X, t, block);
+      Z.block(t.i0, t.j0, t.mi, t.mj) = block;
+      if (!t.diagonal) Z.block(t.j0, t.i0, t.mj, t.mi) = block.transpose();
+    }
+  }
 }
 
 // Offers ExternalWeights (the loss weights stay outside P), GramSummary (one shared block),
@@ -83,25 +125,76 @@ class AllEntriesLinearization final : public TermLinearization,
   // solver's chunked loss (core/loss_chunks.h) and update() on the solver's inputs.
   void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
                         RowConsumer*) override {
+    // Block by block of Z = X X^T (the tiles of outer_product()): r, the loss on the lower block
+    // only, b = r / 2 and the weights written to both triangles (W exactly symmetric), and the
+    // block's sums and row and column sums of W kept per block, then added in block order (the
+    // same bits for any thread count). One pass over b and w, and half the loss evaluations, of
+    // the earlier product, chunked loss and row sums (docs/notes/solver-history.md).
     X_ = X;
-    outer_product(X, b_);  // Z, then r and b = r / 2 in place, chunk by chunk
-    w_.resize(n_ * n_);
+    const Index n = n_, pairs = tile_pairs(n);
+    b_.resize(n * n);
+    w_.resize(n * n);
+    MatrixMap B(b_.data(), n, n), W(w_.data(), n, n);
     const double* t = targets_ ? targets_->data() : nullptr;
-    detail::chunked_loss(
-        loss, n_ * n_,
-        [this, t](Index start, Index len, Vector& a) {
-          Eigen::Map<Vector> r(b_.data() + start, len);
-          if (t) r -= Eigen::Map<const Vector>(t + start, len);
-          a = r.cwiseAbs();
-          r *= 0.5;
-        },
-        w_.data(), phi_sum, weighted_abs_sum);
-    // W is symmetric here (see above), so set_curvature()'s half row sums plus half column sums
-    // are the row sums: one contiguous read of W, on every thread (the same bits for any count).
-    curvature_.resize(n_);
-    const ConstMatrixMap W(w_.data(), n_, n_);
-#pragma omp parallel for schedule(static) if (n_ * n_ > detail::kParallelWork)
-    for (Index i = 0; i < n_; ++i) curvature_[i] = W.row(i).sum();
+    std::vector<double> sums(static_cast<std::size_t>(2 * pairs));
+    // Row sums of W per block: of its rows (kTile per block), and of its columns when off the diagonal.
+    std::vector<double> row_part(static_cast<std::size_t>(2 * kTile * pairs), 0.0);
+#pragma omp parallel if (n * n > detail::kParallelWork)
+    {
+      Matrix block, wblock;
+      Vector a, phi, dphi;
+#pragma omp for schedule(dynamic)
+      for (Index q = 0; q < pairs; ++q) {
+        const TilePair p = tile_pair(n, q);
+        product_block(X, p, block);
+        if (t) block -= ConstMatrixMap(t, n, n).block(p.i0, p.j0, p.mi, p.mj);
+        a = Eigen::Map<const Vector>(block.data(), block.size()).cwiseAbs();
+        loss.evaluate(a, phi, dphi);
+        wblock = Eigen::Map<const Matrix>(dphi.data(), p.mi, p.mj);
+        if (p.diagonal)
+          for (Index j = 0; j < p.mj; ++j)
+            for (Index i = 0; i < j; ++i) wblock(i, j) = wblock(j, i);
+        const double twice = p.diagonal ? 1.0 : 2.0;
+        sums[static_cast<std::size_t>(2 * q)] = twice * phi.sum();
+        sums[static_cast<std::size_t>(2 * q + 1)] = twice * dphi.dot(a);
+        block *= 0.5;
+        B.block(p.i0, p.j0, p.mi, p.mj) = block;
+        W.block(p.i0, p.j0, p.mi, p.mj) = wblock;
+        // Plain loops in a fixed order: Eigen's rowwise sums into a Map peel to the destination's
+        // alignment, which moved the sums' last bits with the heap address (and so with the
+        // thread count).
+        double* rows = row_part.data() + 2 * kTile * q;
+        for (Index j = 0; j < p.mj; ++j)
+          for (Index i = 0; i < p.mi; ++i) rows[i] += wblock(i, j);
+        if (!p.diagonal) {
+          B.block(p.j0, p.i0, p.mj, p.mi) = block.transpose();
+          W.block(p.j0, p.i0, p.mj, p.mi) = wblock.transpose();
+          for (Index j = 0; j < p.mj; ++j) {
+            double sum = 0.0;
+            for (Index i = 0; i < p.mi; ++i) sum += wblock(i, j);
+            rows[kTile + j] = sum;
+          }
+        }
+      }
+    }
+    double phi_total = 0.0, abs_total = 0.0;
+    for (Index q = 0; q < pairs; ++q) {
+      phi_total += sums[static_cast<std::size_t>(2 * q)];
+      abs_total += sums[static_cast<std::size_t>(2 * q + 1)];
+    }
+    *phi_sum = phi_total;
+    *weighted_abs_sum = abs_total;
+    // The curvature's row sums of W (W is symmetric): row tile I gets its blocks (I, J), J <= I, by
+    // their rows and its blocks (I', I), I' > I, by their columns, in that order.
+    curvature_.setZero(n);
+    const Index tiles = (n + kTile - 1) / kTile;
+    for (Index I = 0; I < tiles; ++I) {
+      const Index i0 = I * kTile, mi = std::min(kTile, n - i0);
+      auto c = curvature_.segment(i0, mi);
+      for (Index J = 0; J <= I; ++J) c += Eigen::Map<const Vector>(row_part.data() + 2 * kTile * (I * (I + 1) / 2 + J), mi);
+      for (Index K = I + 1; K < tiles; ++K)
+        c += Eigen::Map<const Vector>(row_part.data() + 2 * kTile * (K * (K + 1) / 2 + I) + kTile, mi);
+    }
   }
   OnePassUpdate* one_pass() override { return this; }
 
