@@ -175,6 +175,58 @@ TEST_F(BadInputTest, MalformedToml) {
   expect_refused(run(file), located(file, 4), {"could not determine value type"});
 }
 
+// toml++ parses a dotted key recursively: 40000 parts overflowed the stack (a segfault) before
+// sdprl refused keys of more than 64 parts, in a file and in --set (where 10000 parts took 8 s).
+TEST_F(BadInputTest, KeyOfTooManyDottedParts) {
+  std::string header = "[model";
+  for (int i = 0; i < 40000; ++i) header += ".a";
+  const fs::path file = model(file_model() + header + "]\n");
+  expect_refused(run(file), located(file, 10), {"a key of 40001 dotted parts; expected at most 64"});
+  std::string key = "model";
+  for (int i = 0; i < 10000; ++i) key += ".a";
+  const fs::path good = model(file_model());
+  expect_refused(run(good, {"--set", key + "=1"}), "--set model\\.a\\.a[.a]*", {"dotted parts"});
+}
+
+TEST_F(BadInputTest, ModelFileThatIsADirectory) {
+  fs::create_directories(dir() / "models");
+  expect_refused(run(dir() / "models"), escape_regex((dir() / "models").string()), {"is a directory; expected a TOML model file"});
+}
+
+TEST_F(BadInputTest, EmptyOutOption) {
+  const fs::path file = model(file_model());
+  const fs::path err_file = dir() / "stderr.txt";
+  const std::string command = "cd " + shell_quote(dir().string()) + " && " + shell_quote(kExecutable.string()) + " run " +
+                              shell_quote(file.string()) + " --quiet --out '' >/dev/null 2>" + shell_quote(err_file.string());
+  const int status = std::system(("/bin/sh -c " + shell_quote(command)).c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2);
+  EXPECT_EQ(read_file(err_file),
+            "sdprl: error: --out: an empty directory would write the outputs into the current directory; name one\n");
+  EXPECT_FALSE(fs::exists(dir() / "X.mtx"));
+}
+
+// A CSV declares no shape: one triangle of a symmetric matrix ("3,2" without "2,3") is the 3 x 3
+// matrix of its largest index, where it was refused as "the file declares 3 x 2".
+TEST_F(BadInputTest, CsvTriangleIsSquare) {
+  write_file(dir() / "obs.csv", "1,1,1\n2,1,0.5\n3,1,0.5\n3,2,0.5\n");
+  std::string text = file_model();
+  text.replace(text.find("obs.mtx"), 7, "obs.csv");
+  const Result r = run(model(text));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(json::parse(read_file(out() / "summary.json"))["n"] == 3);
+}
+
+// [loss.NAME] tables of losses other than the one run are checked as those losses read them: a
+// misspelt loss name or parameter there was ignored without a word.
+TEST_F(BadInputTest, TableOfAnotherLoss) {
+  const fs::path misspelt = model(file_model() + "[loss.leaky-mpc]\ntheta = 0.5\n");
+  expect_refused(run(misspelt), located(misspelt, 10), {"loss.leaky-mpc: no loss plugin named 'leaky-mpc'"});
+  const fs::path unknown = model(file_model() + "[loss.geman]\nbogus = 1\n");
+  expect_refused(run(unknown), located(unknown, 11), {"unknown key 'bogus' in [loss.geman]"});
+  const fs::path fine = model(file_model() + "[loss.leaky-mcp]\ntheta = 0.5\neta = 0.05\n");
+  EXPECT_EQ(run(fine).code, 0);
+}
+
 TEST_F(BadInputTest, UnknownKey) {
   std::string text = file_model();
   text += "rnak = 2\n";
@@ -529,10 +581,11 @@ TEST_F(BadInputTest, DiskFullWhileWriting) {
   EXPECT_EQ(files.find("summary.json"), std::string::npos) << files;
 }
 
-// The same with a file size limit (ulimit -f, SIGXFSZ ignored): writes fail with EFBIG.
+// The same with a file size limit (ulimit -f): sdprl ignores SIGXFSZ itself (which otherwise ends
+// it mid-write with no message and a temporary file left), so writes fail with EFBIG.
 TEST_F(BadInputTest, FileSizeLimitWhileWriting) {
   const fs::path file = model(synthetic_model());
-  const Result r = run(file, {}, "trap '' XFSZ; ulimit -f 8;");
+  const Result r = run(file, {}, "ulimit -f 8;");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex("^sdprl: error: " + escape_regex((out() / "X.mtx").string()) +
                                                   ": cannot write: .*File too large")))
@@ -540,6 +593,39 @@ TEST_F(BadInputTest, FileSizeLimitWhileWriting) {
   expect_no_partial_files(out());
   EXPECT_FALSE(fs::exists(out() / "X.mtx"));
   EXPECT_FALSE(fs::exists(out() / "summary.json"));
+}
+
+// Small MM steps that come from ADMMs stopped at their iteration cap above their tolerance are not
+// convergence (a hand-set rho of 1e8 ended "converged", exit 0, 9% above the default run's F): the
+// run ends with status iteration_limit, exit 1, and says why.
+TEST_F(BadInputTest, SmallStepsFromUnsolvedSubproblemsAreNotConvergence) {
+  const fs::path file = model(synthetic_model());
+  const Result r = run(file, {"--set", "solver.admm.rho=1e8", "--set", "solver.admm.max_iterations=50"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("sdprl: not converged: the last 3 MM steps' ADMM runs all stopped at admm.max_iterations = 50"),
+            std::string::npos)
+      << r.err;
+  const json summary = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(summary["status"], "iteration_limit");
+  EXPECT_LT(summary["mm_iterations"].get<int>(), 2000);
+  EXPECT_EQ(run(file).code, 0);  // the default rho converges
+}
+
+// A run that cannot write one of its outputs (here a directory where trace.csv goes) replaces
+// none: the previous run's X.mtx and summary.json stay as they were, and no temporary file is left
+// (they were replaced one by one, so a new X.mtx sat beside the old summary).
+TEST_F(BadInputTest, FailedWriteKeepsThePreviousOutputsWhole) {
+  const fs::path file = model(synthetic_model());
+  ASSERT_EQ(run(file).code, 0);
+  const std::string x = read_file(out() / "X.mtx"), summary = read_file(out() / "summary.json");
+  fs::remove(out() / "trace.csv");
+  fs::create_directories(out() / "trace.csv");
+  const Result r = run(file, {"--set", "regularizer.lambda=0.5"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("trace.csv: cannot write: it is a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(out() / "X.mtx"), x);
+  EXPECT_EQ(read_file(out() / "summary.json"), summary);
+  expect_no_partial_files(out());
 }
 
 // ---------------------------------------------------------------------------------------------

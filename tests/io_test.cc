@@ -490,6 +490,11 @@ TEST_F(IoTest, CsvErrors) {
   expect_error([&] { read_csv_triplets(p); }, format_location(p.string(), 1, 1),
                "expected an integer row index, got '1x'");
 
+  // A first line with a number in it is data, not a header: a typo in its first field is named.
+  p = write_file("h2.csv", "l,2,3.0\n1,1,1\n");
+  expect_error([&] { read_csv_triplets(p); }, format_location(p.string(), 1, 1),
+               "expected an integer row index, got 'l'");
+
   p = write_file("i.csv", "1,1,\n");
   expect_error([&] { read_csv_triplets(p); }, format_location(p.string(), 1, 5),
                "expected a real value, got ''");

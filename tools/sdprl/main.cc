@@ -111,6 +111,9 @@ std::string not_converged_reason(const sdprl::RunResult& r) {
   const sdprl::SolverOptions& o = r.options;
   const sdprl::Summary& s = r.summary;
   std::ostringstream os;
+  // A run whose small steps came from unsolved subproblems (mm_loop.cc: inner_solves_failed) says so.
+  if (s.status == sdprl::SolverStatus::kIterationLimit && s.mm_iterations < o.max_mm_iterations && !s.message.empty())
+    return s.message + "; the last iterate and its summary are in " + r.output_directory.string();
   os << (s.status == sdprl::SolverStatus::kTimeLimit ? "stopped at the time limit of " + fmt_g(o.time_limit) + " s"
                                                      : "stopped at max_mm_iterations = " + std::to_string(o.max_mm_iterations))
      << " before the relative change fell below relative_tolerance = " << fmt_g(o.relative_tolerance) << " on "
@@ -158,6 +161,10 @@ int run(const std::vector<std::string>& args) {
   req.interrupt = &g_interrupt;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A file size limit (ulimit -f) otherwise kills the process with SIGXFSZ in the middle of a
+  // write, leaving a temporary file and no message; ignored, the write fails with EFBIG and the
+  // run ends with its error, the previous outputs in place (docs/bad-input.md).
+  std::signal(SIGXFSZ, SIG_IGN);
 
   if (!sdprl::processes::writer()) req.quiet = true;
   const sdprl::RunResult r = sdprl::run_model(req);

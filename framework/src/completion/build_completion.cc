@@ -33,7 +33,11 @@ io::CoordinateMatrix read_entries(const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
   if (ext != ".csv" && ext != ".txt") return io::read_matrix_market_coordinate(file);
   try {
-    return io::read_csv_triplets(file, 1);
+    io::CoordinateMatrix m = io::read_csv_triplets(file, 1);
+    // A CSV declares no shape: the matrix is n x n with n its largest index (one triangle of a
+    // symmetric matrix, "3,1" without "1,3", was refused as 3 x 1; `n` still sets a larger size).
+    m.rows = m.cols = std::max(m.rows, m.cols);
+    return m;
   } catch (const Error& e) {
     // The extension chose the reader: a MatrixMarket file named .txt would fail as CSV without
     // saying why it was read as CSV at all.

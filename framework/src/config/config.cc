@@ -9,11 +9,15 @@
 #include "config/number_text.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -183,8 +187,62 @@ std::string quote_toml(std::string_view text) {
   return out;
 }
 
+// toml++ parses a dotted key or a table header recursively, a stack frame per part: a header of
+// 40000 parts overflowed the stack (a segfault), and --set with a 10000-part key took 8 s and
+// 1.8 GB. No model needs more than a few parts; more than kMaxKeyParts are refused before parsing,
+// with the line. A line is a key line when it starts with '[' (up to the closing ']') or holds an
+// '=' (the text before it); dots inside quotes and after a '#' do not count, and lines inside a
+// multi-line string are skipped.
+constexpr long kMaxKeyParts = 64;
+
+void check_key_depth(std::string_view text, const std::string& source) {
+  bool in_multiline = false;
+  long line = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view l = text.substr(start, end - start);
+    ++line;
+    start = end + 1;
+    // A line with an odd number of triple quotes opens or closes a multi-line string.
+    long triples = 0;
+    for (std::size_t i = 0; i + 2 < l.size(); ++i)
+      if ((l[i] == '"' || l[i] == '\'') && l[i + 1] == l[i] && l[i + 2] == l[i]) {
+        ++triples;
+        i += 2;
+      }
+    const bool skip = in_multiline;
+    if (triples % 2 == 1) in_multiline = !in_multiline;
+    if (skip) continue;
+    std::size_t i = l.find_first_not_of(" \t");
+    if (i == std::string_view::npos) continue;
+    const long column = static_cast<long>(i) + 1;
+    const bool header = l[i] == '[';
+    long dots = 0;
+    char quote = 0;
+    for (; i < l.size(); ++i) {
+      const char c = l[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') quote = c;
+      else if (c == '#' || (header && c == ']' && (i + 1 >= l.size() || l[i + 1] != ']')) || (!header && c == '=')) break;
+      else if (c == '.') ++dots;
+    }
+    if (!header && (i >= l.size() || l[i] != '=')) continue;  // not a key line
+    if (dots >= kMaxKeyParts)
+      throw Error(format_location(source, line, column), "a key of " + std::to_string(dots + 1) + " dotted parts; expected at most " +
+                                                     std::to_string(kMaxKeyParts) + " (sdprl's deepest is 4, e.g. solver.admm.rho)");
+    if (start > text.size()) break;
+  }
+}
+
 // Splits "solver.admm.rho" into its keys (no quoting: command-line keys are bare TOML keys).
 Components split_dotted(std::string_view dotted, const std::string& where) {
+  if (std::count(dotted.begin(), dotted.end(), '.') >= kMaxKeyParts)
+    throw Error(where.substr(0, 200), "a key of more than " + std::to_string(kMaxKeyParts) +
+                                          " dotted parts; sdprl's deepest is 4 (e.g. solver.admm.rho)");
   Components keys;
   std::size_t start = 0;
   while (true) {
@@ -383,8 +441,23 @@ ConfigTable::ConfigTable(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ConfigTable ConfigTable::parse_file(const std::filesystem::path& file) {
   auto doc = std::make_shared<Document>();
   doc->source_file = file.string();
+  // Read here rather than by toml::parse_file, whose message for a directory was a missing key
+  // and for an unreadable file gave no reason.
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(file, dir_ec))
+    throw Error(doc->source_file, "is a directory; expected a TOML model file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw Error(doc->source_file, std::string("cannot open the model file: ") + std::strerror(err));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(doc->source_file, std::string("cannot read the model file: ") + std::strerror(errno));
+  const std::string contents = text.str();
+  check_key_depth(contents, doc->source_file);
   try {
-    doc->root = toml::parse_file(doc->source_file);
+    doc->root = toml::parse(contents, doc->source_file);
   } catch (const toml::parse_error& error) {
     throw parse_failure(error, doc->source_file);
   }
@@ -399,6 +472,7 @@ ConfigTable ConfigTable::parse_file(const std::filesystem::path& file) {
 ConfigTable ConfigTable::parse_string(std::string_view text, const std::string& source_name) {
   auto doc = std::make_shared<Document>();
   doc->source_file = source_name;
+  check_key_depth(text, source_name);
   try {
     doc->root = toml::parse(text, source_name);
   } catch (const toml::parse_error& error) {

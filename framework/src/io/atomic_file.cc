@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "sdprl/error.h"
 
@@ -75,19 +76,28 @@ std::string kind_of(std::filesystem::file_type type) {
 
 }  // namespace
 
-void write_atomically(const std::filesystem::path& file,
-                      const std::function<void(std::ostream&)>& write) {
-  const std::string where = file.string();
-  auto fail = [&](const std::string& reason) -> Error {
-    return Error(where, "cannot write: " + reason);
-  };
+namespace {
+
+Error write_failure(const std::filesystem::path& file, const std::string& reason) {
+  return Error(file.string(), "cannot write: " + reason);
+}
+
+// The first half of write_atomically(): `write` into a temporary file beside `file`, flushed,
+// closed and synced; returns its path (empty when `file` was written through: a device, a FIFO,
+// standard output). Any failure removes the temporary file and throws.
+std::filesystem::path write_temporary(const std::filesystem::path& file,
+                                      const std::function<void(std::ostream&)>& write) {
+  auto fail = [&](const std::string& reason) -> Error { return write_failure(file, reason); };
   if (!file.has_filename()) throw fail("the path names no file");
 
   // Only a regular file (or none) is replaced by the rename below: renaming over /dev/stdout, a
   // device node, a FIFO or a symbolic link would put a regular file in its place. Devices and
   // FIFOs (and "-", standard output) are written through instead, as Unix tools do; anything else
   // that exists is refused.
-  if (file == "-") return write_through(std::cout, write, fail);
+  if (file == "-") {
+    write_through(std::cout, write, fail);
+    return {};
+  }
   std::error_code ec;
   const std::filesystem::file_status link = std::filesystem::symlink_status(file, ec);
   if (!ec && link.type() != std::filesystem::file_type::not_found && link.type() != std::filesystem::file_type::regular) {
@@ -96,7 +106,8 @@ void write_atomically(const std::filesystem::path& file,
                 target.type() == std::filesystem::file_type::fifo)) {
       std::ofstream stream(file, std::ios::out | std::ios::binary);
       if (!stream.is_open()) throw fail("cannot open it for writing: " + errno_text(errno));
-      return write_through(stream, write, fail);
+      write_through(stream, write, fail);
+      return {};
     }
     throw fail("it is " + kind_of(link.type()) +
                (link.type() == std::filesystem::file_type::symlink && !ec && target.type() == std::filesystem::file_type::regular
@@ -157,15 +168,50 @@ void write_atomically(const std::filesystem::path& file,
     throw fail("cannot sync temporary file '" + tmp.string() + "': " + errno_text(err));
   }
 
+  return tmp;
+}
+
+// The second half: the temporary file renamed over `file` (nothing for a file written through).
+void replace_with(const std::filesystem::path& tmp, const std::filesystem::path& file) {
+  if (tmp.empty()) return;
+  std::error_code ec;
   std::filesystem::rename(tmp, file, ec);
   if (ec) {
     remove_quietly(tmp);
-    throw fail("cannot rename temporary file '" + tmp.string() + "': " + ec.message());
+    throw write_failure(file, "cannot rename temporary file '" + tmp.string() + "': " + ec.message());
   }
-
   // Make the rename itself durable; best effort (not every file system supports it).
   const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
   (void)sync_path(dir, O_RDONLY | O_DIRECTORY);
+}
+
+}  // namespace
+
+void write_atomically(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write) {
+  replace_with(write_temporary(file, write), file);
+}
+
+void write_atomically_together(const std::vector<FileToWrite>& files) {
+  // Every temporary file first: a failure in any (a full disk, a size limit, a directory where a
+  // file should be) removes those written so far and leaves every previous file as it was, where
+  // writing them one by one left a new X.mtx beside the previous run's summary.json.
+  std::vector<std::filesystem::path> temporaries;
+  try {
+    for (const FileToWrite& f : files) temporaries.push_back(write_temporary(f.file, f.write));
+  } catch (...) {
+    for (const std::filesystem::path& tmp : temporaries)
+      if (!tmp.empty()) remove_quietly(tmp);
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    try {
+      replace_with(temporaries[i], files[i].file);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < files.size(); ++j)
+        if (!temporaries[j].empty()) remove_quietly(temporaries[j]);
+      throw;
+    }
+  }
 }
 
 void ensure_writable_directory(const std::filesystem::path& directory) {

@@ -347,8 +347,7 @@ void check_index_base(const std::string& name, int index_base) {
 
 }  // namespace
 
-void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
-                               const std::string& comment) {
+void check_writable_values(const std::filesystem::path& file, const Matrix& X) {
   for (Index j = 0; j < X.cols(); ++j) {
     for (Index i = 0; i < X.rows(); ++i) {
       if (!std::isfinite(X(i, j))) {
@@ -357,7 +356,16 @@ void write_matrix_market_array(const std::filesystem::path& file, const Matrix& 
       }
     }
   }
-  write_atomically(file, [&](std::ostream& out) {
+}
+
+void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
+                               const std::string& comment) {
+  check_writable_values(file, X);
+  write_atomically(file, [&](std::ostream& out) { write_matrix_market_array(out, X, comment); });
+}
+
+void write_matrix_market_array(std::ostream& out, const Matrix& X, const std::string& comment) {
+  {
     out << "%%MatrixMarket matrix array real general\n";
     if (!comment.empty()) {
       std::string_view rest = comment;
@@ -391,7 +399,7 @@ void write_matrix_market_array(const std::filesystem::path& file, const Matrix& 
       }
     }
     out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-  });
+  }
 }
 
 CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name, int index_base) {
@@ -407,13 +415,18 @@ CoordinateMatrix read_csv_triplets(std::istream& in, const std::string& name, in
     std::vector<Field> f = split_csv(line);
     if (first) {
       first = false;
-      // A header: the first field is not a number (and does not even start like one).
-      const std::string_view h = f[0].text;
-      double ignored = 0.0;
-      const bool numeric_start =
-          !h.empty() && (std::isdigit(static_cast<unsigned char>(h[0])) || h[0] == '+' ||
-                         h[0] == '-' || h[0] == '.');
-      if (parse_double(h, ignored) != ParseStatus::ok && !numeric_start) continue;
+      // A header: no field is a number (or even starts like one). Only the first field was looked
+      // at before, and "l,2,3.0", a typo for "1,2,3.0", vanished as a header without a word.
+      bool header = true;
+      for (const Field& field : f) {
+        const std::string_view h = field.text;
+        double ignored = 0.0;
+        const bool numeric_start =
+            !h.empty() && (std::isdigit(static_cast<unsigned char>(h[0])) || h[0] == '+' ||
+                           h[0] == '-' || h[0] == '.');
+        if (parse_double(h, ignored) == ParseStatus::ok || numeric_start) header = false;
+      }
+      if (header) continue;
     }
     if (f.size() != 3) {
       reader.fail("expected 3 fields 'row,col,value', got " + std::to_string(f.size()),

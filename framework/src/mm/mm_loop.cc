@@ -315,7 +315,7 @@ class MmLoop {
     loop_.small_steps = taken.relative_change < options_.relative_tolerance ? loop_.small_steps + 1 : 0;
     if (loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
       if (!auto_split) {
-        summary_.status = SolverStatus::kConverged;
+        summary_.status = inner_solves_failed() ? SolverStatus::kIterationLimit : SolverStatus::kConverged;
         return true;
       }
       // Small steps but no proof yet: from now on the ADMMs go to half the stationarity tolerance,
@@ -346,6 +346,25 @@ class MmLoop {
       return true;
     }
     return false;
+  }
+
+  // Small steps prove nothing when every one of them came from an ADMM stopped by its iteration
+  // cap above its tolerance: the steps are short because the subproblems were not solved (a rho
+  // far from balanced: rho = 1e8 on the quickstart ended "converged" 9% above the default run's F).
+  // Such a run ends with status iteration_limit and says why. Read from the trace, which a
+  // checkpoint keeps.
+  bool inner_solves_failed() {
+    const auto& trace = summary_.trace;
+    const std::size_t n = static_cast<std::size_t>(std::max(1, options_.consecutive));
+    if (trace.size() < n) return false;
+    for (std::size_t i = trace.size() - n; i < trace.size(); ++i)
+      if (trace[i].admm_iterations < options_.admm.max_iterations || !(trace[i].gap > trace[i].tolerance)) return false;
+    summary_.message = "the last " + std::to_string(n) + " MM steps' ADMM runs all stopped at admm.max_iterations = " +
+                       std::to_string(options_.admm.max_iterations) + " above their tolerance (gap " +
+                       fmt("%.3g", trace.back().gap) + " > eps_k " + fmt("%.3g", trace.back().tolerance) +
+                       "): the small steps are the unsolved subproblems', not a stationary point; rho = " +
+                       fmt("%.3g", summary_.rho) + (options_.admm.rho > 0.0 ? " (set by hand)" : "");
+    return true;
   }
 
   // The automatic curvature scale (SolverOptions::curvature_scale = 0; docs/method.md section 2.1),

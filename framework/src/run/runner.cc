@@ -295,8 +295,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   return j;
 }
 
-void write_trace(const std::filesystem::path& file, const RunResult& r) {
-  io::write_atomically(file, [&](std::ostream& os) {
+void write_trace(std::ostream& os, const RunResult& r) {
+  {
     os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho\n";
     os << std::setprecision(12);
     // L-BFGS rows have no tau and rho: empty fields.
@@ -306,7 +306,7 @@ void write_trace(const std::filesystem::path& file, const RunResult& r) {
         os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ','
            << row.admm_iterations << ',' << row.gap << ',' << row.tolerance << ',' << row.time << ','
            << optional(row.curvature_scale) << ',' << optional(row.rho) << '\n';
-  });
+  }
 }
 
 
@@ -367,12 +367,6 @@ RunResult run_model(const RunRequest& request) {
   // file can hold several losses' parameters and `--set loss.type=...` switches between them.
   const ConfigTable loss_table = config.table("loss");
   result.loss = loss_table.string("type", "l1");
-  for (const std::string& key : loss_table.keys()) {
-    if (key == "type") continue;
-    if (!loss_table.is_table(key))
-      loss_table.fail(key, "loss parameters go in the loss's own table, e.g. [loss." + result.loss + "] " + key + " = ...");
-    if (key != result.loss) loss_table.mark_used(key);
-  }
   // A plugin that is not found has no file to point at: the message points at the key naming it.
   auto at_key = [](const ConfigTable& table, const std::string& key, auto create) {
     try {
@@ -382,6 +376,14 @@ RunResult run_model(const RunRequest& request) {
       throw Error(table.where(key), (table.path().empty() ? key : table.path() + "." + key) + ": " + e.message());
     }
   };
+  for (const std::string& key : loss_table.keys()) {
+    if (key == "type") continue;
+    if (!loss_table.is_table(key))
+      loss_table.fail(key, "loss parameters go in the loss's own table, e.g. [loss." + result.loss + "] " + key + " = ...");
+    // The other losses' tables are built as their losses, and dropped: a table named after no loss
+    // ([loss.leaky-mpc]) or a key its loss does not read was ignored without a word.
+    if (key != result.loss) at_key(loss_table, key, [&] { return host.create_loss(key, loss_table.table(key)); });
+  }
   std::shared_ptr<Application> app =
       at_key(model_table, "type", [&] { return host.create_application(result.application); });
   std::shared_ptr<Loss> loss =
@@ -433,6 +435,8 @@ RunResult run_model(const RunRequest& request) {
   }
   if (!req.output_directory && out_dir.empty())
     output.fail("directory", "an empty directory would write the outputs into the current directory; name one");
+  if (req.output_directory && out_dir.empty())
+    throw Error("--out", "an empty directory would write the outputs into the current directory; name one");
   if (!resumed && std::filesystem::exists(out_dir / run_detail::kCheckpointFile) && !req.force)
     throw Error(out_dir.string(), "holds the checkpoint of an unfinished run: continue it with `sdprl run --resume " +
                                       out_dir.string() + "`, or start a new run there with --force (which deletes it)");
@@ -603,16 +607,20 @@ RunResult run_model(const RunRequest& request) {
   }
 
   if (!writer) return result;
-  // Outputs: each file atomically; the summary last, so its presence means the run is complete.
+  // Outputs: all written before any replaces its predecessor (a failure leaves the previous run's
+  // set whole), then renamed with the summary last, so that its presence means the run is complete.
+  std::vector<io::FileToWrite> outputs;
+  std::ostringstream comment;
   if (write_factor) {
-    std::ostringstream comment;
     comment << "sdprl factor X (Z = X X^T), " << result.application << ", loss " << result.loss
             << ", lambda " << result.weights.lambda << ", status " << to_string(result.summary.status);
-    io::write_matrix_market_array(out_dir / "X.mtx", result.X, comment.str());
+    io::check_writable_values(out_dir / "X.mtx", result.X);
+    outputs.push_back({out_dir / "X.mtx", [&](std::ostream& os) { io::write_matrix_market_array(os, result.X, comment.str()); }});
   }
-  write_trace(out_dir / "trace.csv", result);
+  outputs.push_back({out_dir / "trace.csv", [&](std::ostream& os) { write_trace(os, result); }});
   const std::string json = summary_json(result, req, model, *loss, constrained).dump(2) + "\n";
-  io::write_atomically(out_dir / "summary.json", [&](std::ostream& os) { os << json; });
+  outputs.push_back({out_dir / "summary.json", [&](std::ostream& os) { os << json; }});
+  io::write_atomically_together(outputs);
   // The outputs hold the result now; only an interrupted run keeps its checkpoint (to --resume).
   if (!interrupted) {
     std::error_code ec;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sdprl/export.h"
 
@@ -20,6 +21,17 @@ namespace sdprl::io {
 // directory, a socket, a block device) is refused.
 SDPRL_API void write_atomically(const std::filesystem::path& file,
                                 const std::function<void(std::ostream&)>& write);
+
+// One file of write_atomically_together().
+struct FileToWrite {
+  std::filesystem::path file;
+  std::function<void(std::ostream&)> write;
+};
+
+// Several files replaced as a set: each is written to its temporary file (as write_atomically
+// does, with the same checks) before any is renamed, then they are renamed in the order given. A
+// failure while writing leaves every previous file in place and no temporary file.
+SDPRL_API void write_atomically_together(const std::vector<FileToWrite>& files);
 
 // Creates `directory` (and parents) and checks that a file can be created in it; throws Error
 // naming the directory otherwise.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <ostream>
 #include <istream>
 #include <string>
 #include <vector>
@@ -37,8 +38,12 @@ SDPRL_API Matrix read_matrix_market_array(const std::filesystem::path& file);
 // Writes X as "%%MatrixMarket matrix array real general" with 17 significant digits, atomically.
 SDPRL_API void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
                                          const std::string& comment = {});
+// The same text into a stream (no check of the values: see check_writable_values()).
+SDPRL_API void write_matrix_market_array(std::ostream& out, const Matrix& X, const std::string& comment = {});
+// Throws Error naming `file` when X holds a NaN or an infinity (which the array format cannot hold).
+SDPRL_API void check_writable_values(const std::filesystem::path& file, const Matrix& X);
 
-// Reads CSV triplets "i,j,value" (one per line; an optional header line whose first field is not a
+// Reads CSV triplets "i,j,value" (one per line; an optional header line none of whose fields is a
 // number; '#' comments; indices `index_base`-based). rows/cols are the largest indices seen.
 SDPRL_API CoordinateMatrix read_csv_triplets(const std::filesystem::path& file, int index_base = 1);
 
