@@ -227,6 +227,13 @@ TEST_F(BadInputTest, TableOfAnotherLoss) {
   EXPECT_EQ(run(fine).code, 0);
 }
 
+// A default that breaks its rule because of another key: leaky-mcp's eta (default 0.05) must lie
+// in (0, theta); with theta = 0.01 the run failed later, unlocated, on "phi(0) must be 0".
+TEST_F(BadInputTest, DefaultBrokenByAnotherKey) {
+  const fs::path file = model(file_model("", "leaky-mcp") + "[loss.leaky-mcp]\ntheta = 0.01\n");
+  expect_refused(run(file), located(file, 10), {"loss.leaky-mcp.eta: not set, and its default 0.05 is not in (0, 0.01); set it"});
+}
+
 TEST_F(BadInputTest, UnknownKey) {
   std::string text = file_model();
   text += "rnak = 2\n";

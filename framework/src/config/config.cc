@@ -559,7 +559,12 @@ ConfigTable ConfigTable::table(std::string_view key) const {
 
 double ConfigTable::number(std::string_view key, double fallback, const NumberRule& rule) const {
   const toml::node* node = impl_->read(key);
-  return node == nullptr ? fallback : impl_->to_number(*node, impl_->full_key(key), rule);
+  if (node != nullptr) return impl_->to_number(*node, impl_->full_key(key), rule);
+  // A default can break a rule that depends on another key (leaky-mcp's eta < theta with theta =
+  // 0.01 set): said here, at the table, rather than later by whatever the value breaks.
+  if (!rule.accepts(fallback))
+    fail(key, "not set, and its default " + detail::format_number(fallback) + " is not" + rule_bounds(rule) + "; set it");
+  return fallback;
 }
 
 std::int64_t ConfigTable::integer(std::string_view key, std::int64_t fallback,

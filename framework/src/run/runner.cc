@@ -390,6 +390,10 @@ RunResult run_model(const RunRequest& request) {
       at_key(loss_table, "type", [&] { return host.create_loss(result.loss, loss_table.table(result.loss)); });
   // Refuse a loss the MM solver cannot use before anything is built or written.
   if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
+  // (solve() says the same for a program that calls it; here the message has the key's place.)
+  else if (loss->derivative(0.0) != 0.0)
+    config.table("solver").fail("type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss->name() +
+                                            "' has phi'(0) = " + mm::fmt("%g", loss->derivative(0.0)) + ": use type = \"mm\"");
 
   BuildContext context;
   context.seed = base_options.seed;
