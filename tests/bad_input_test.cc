@@ -234,6 +234,30 @@ TEST_F(BadInputTest, DefaultBrokenByAnotherKey) {
   expect_refused(run(file), located(file, 10), {"loss.leaky-mcp.eta: not set, and its default 0.05 is not in (0, 0.01); set it"});
 }
 
+// A lambda twice in the grid was solved twice; [plugins] path naming nothing was accepted (while
+// --plugin-path refused it).
+TEST_F(BadInputTest, LambdaGridWithADuplicateAndAMissingPluginPath) {
+  std::string text = file_model();
+  text.replace(text.find("lambda = 0.1"), 12, "lambda = [0.1, 1.0, 0.1]");
+  const fs::path grid = model(text);
+  expect_refused(run(grid), located(grid, 7), {"regularizer.lambda: the grid holds 0.1 twice (entries 1 and 3)"});
+  const fs::path plugins = model(file_model() + "[plugins]\npath = \"plugns\"\n");
+  expect_refused(run(plugins), located(plugins, 11), {"plugins.path: '", "plugns' does not exist"});
+}
+
+// Observations fitted exactly (all zero): F falls geometrically to 0 and its relative change stays
+// put, so the run never "converged" (2000 steps, exit 1); rule 4 now measures changes against at
+// least 1e-12 of F(X_0).
+TEST_F(BadInputTest, ZeroOptimumConverges) {
+  const fs::path file = model(file_model(),
+                              "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 0\n1 2 0\n2 2 0\n");
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const json summary = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(summary["status"], "converged");
+  EXPECT_LT(summary["mm_iterations"].get<int>(), 2000);
+}
+
 TEST_F(BadInputTest, UnknownKey) {
   std::string text = file_model();
   text += "rnak = 2\n";
@@ -746,6 +770,13 @@ TEST_F(ResumeBadInputTest, NoCheckpoint) {
   expect_refused_resume(resume(), (out() / "checkpoint.sdprl").string(),
                         "no checkpoint to resume from: the file does not exist");
   EXPECT_FALSE(fs::exists(out() / "summary.json"));
+}
+
+// --force starts a new run over a checkpoint, --resume continues it: together they were accepted
+// and --force ignored.
+TEST_F(ResumeBadInputTest, ResumeWithForce) {
+  fs::create_directories(out());
+  expect_refused_resume(resume({"--force"}), "--force", "--resume continues one: give one of them");
 }
 
 TEST_F(ResumeBadInputTest, CorruptedCheckpoint) {

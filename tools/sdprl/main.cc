@@ -145,6 +145,8 @@ int run(const std::vector<std::string>& args) {
     // The saved run's model, --set options and output directory; RunRequest checks that none is
     // given here.
     req.resume_directory = vm["resume"].as<std::string>();
+    if (vm["force"].as<bool>())
+      throw sdprl::Error("--force", "starts a new run over a checkpoint; --resume continues one: give one of them");
     if (vm.count("model"))
       throw sdprl::Error("--resume", "continues the run saved in " + vm["resume"].as<std::string>() +
                                          " with its own model file; give no MODEL.toml (" +

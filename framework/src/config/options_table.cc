@@ -133,7 +133,7 @@ std::vector<SolverOption> make_table() {
   t.push_back(integer_option("max_mm_iterations", SDPRL_MEMBER(max_mm_iterations), count,
                              "MM iteration cap (L-BFGS: its iteration cap)"));
   t.push_back(number_option("relative_tolerance", SDPRL_MEMBER(relative_tolerance), NumberRule::non_negative(),
-                            "stop when |F_k - F_{k+1}| / |F_k| is below this ..."));
+                            "stop when |F_k - F_{k+1}| / max(|F_k|, 1e-12 |F_0|) is below this ..."));
   t.push_back(number_option(
       "stationarity_tolerance", SDPRL_MEMBER(stationarity_tolerance), NumberRule::non_negative(),
       "xt_step = \"auto\": on the exact surrogate the run ends only when the ADMM's dual also proves that "

@@ -61,7 +61,11 @@ Setup open_model(const RunRequest& req) {
     if (plugins.is_array("path")) {
       plugins.fail("path", "give one directory as a string (several: use SDPRL_PLUGIN_PATH)");
     }
-    plugin_paths.push_back(*plugins.file("path"));
+    const std::filesystem::path path = *plugins.file("path");
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))  // as --plugin-path: a typo would search nothing
+      plugins.fail("path", "'" + path.string() + "' does not exist (expected a directory of plugins or a plugin file)");
+    plugin_paths.push_back(path);
   }
   s.host = std::make_unique<PluginHost>(plugin_paths);
   s.model_table = s.config.table("model");
@@ -74,6 +78,12 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
   const ConfigTable reg = config.table("regularizer");
   std::vector<double> lambdas = reg.numbers("lambda", {model.default_lambda}, NumberRule::non_negative());
   if (lambdas.empty()) reg.fail("lambda", "expected a number >= 0 or a non-empty array of them");
+  // A value twice would be solved twice, and the grid's choice would not say which.
+  for (std::size_t i = 0; i < lambdas.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (lambdas[i] == lambdas[j])
+        reg.fail("lambda", "the grid holds " + mm::fmt("%g", lambdas[i]) + " twice (entries " + std::to_string(j + 1) +
+                               " and " + std::to_string(i + 1) + "); expected distinct values");
   const double gamma = reg.number("gamma", model.default_gamma, NumberRule::non_negative());
   return {std::move(lambdas), gamma};
 }
