@@ -779,6 +779,16 @@ TEST_F(ResumeBadInputTest, ResumeWithForce) {
   expect_refused_resume(resume({"--force"}), "--force", "--resume continues one: give one of them");
 }
 
+// A directory named checkpoint.sdprl was "does not exist"; a file holding only the magic was
+// "expected the file to start with" that magic.
+TEST_F(ResumeBadInputTest, CheckpointThatIsADirectoryOrOnlyTheMagic) {
+  fs::create_directories(out() / "checkpoint.sdprl");
+  expect_refused_resume(resume(), (out() / "checkpoint.sdprl").string(), "is not a regular file; expected sdprl's checkpoint there");
+  fs::remove(out() / "checkpoint.sdprl");
+  write_file(out() / "checkpoint.sdprl", "SDPRL-CHECKPOINT");
+  expect_refused_resume(resume(), (out() / "checkpoint.sdprl").string(), "corrupted checkpoint: truncated after 16 bytes");
+}
+
 TEST_F(ResumeBadInputTest, CorruptedCheckpoint) {
   checkpointed_run();
   const fs::path checkpoint = out() / "checkpoint.sdprl";

@@ -232,6 +232,13 @@ TEST_F(CliTest, RunWritesSummaryTraceAndFactor) {
   EXPECT_EQ(values_count, 150u * 3u);
 }
 
+// A word that is no option was dropped without a word by `sdprl plugins`.
+TEST_F(CliTest, PluginsRefusesAStrayArgument) {
+  const Result r = run_sdprl({"plugins", "extra"}, dir());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "sdprl: error: sdprl plugins: takes no arguments but --plugin-path DIR; got 'extra'\n");
+}
+
 TEST_F(CliTest, IterationTableGoesToStderrUnlessQuiet) {
   const fs::path file = model(small_model("l1"));
   const Result r = run({"run", file.string(), "--out", (dir() / "out").string()});

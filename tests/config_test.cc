@@ -462,6 +462,32 @@ TEST(ConfigSetTest, OverridesAndCreatesKeys) {
   EXPECT_EQ(solver.keys().front(), "rank");
 }
 
+// Text that reads as a number TOML cannot hold is refused as that, not taken as a string (which
+// drew "expected a number, got a string" for --set noise_variance=1e310).
+TEST(ConfigSetTest, NumberOutOfRangeIsNotAString) {
+  ConfigTable config = parse("[model]\n");
+  const Error error = catch_error([&] { config.set("model.noise_variance", "1e310"); });
+  EXPECT_EQ(error.where(), "--set model.noise_variance");
+  EXPECT_EQ(error.message(), "'1e310' looks like a number but is none TOML reads (a double holds magnitudes up to 1.8e308)");
+}
+
+// A key of more than 64 dotted parts is refused before toml++ sees it (its recursion overflowed the
+// stack at 40000), in a file and in --set.
+TEST(ConfigParseTest, KeyOfTooManyPartsIsRefusedWithItsLine) {
+  std::string key = "a";
+  for (int i = 0; i < 100; ++i) key += ".a";
+  const Error in_file = catch_error([&] { parse("x = 1\n[" + key + "]\n"); });
+  EXPECT_EQ(in_file.where(), "model.toml:2:1");
+  EXPECT_NE(in_file.message().find("a key of 101 dotted parts; expected at most 64"), std::string::npos);
+  // Dots in strings, comments and values do not count; a 64-part key is fine.
+  std::string ok = "a";
+  for (int i = 0; i < 63; ++i) ok += ".b";
+  EXPECT_NO_THROW(parse("s = \"" + key + "\" # " + key + "\n" + ok + " = 1\n"));
+  ConfigTable config;
+  const Error in_set = catch_error([&] { config.set(key, "1"); });
+  EXPECT_NE(in_set.message().find("a key of more than 64 dotted parts"), std::string::npos);
+}
+
 TEST(ConfigSetTest, TextThatIsNotOneValueIsAString) {
   ConfigTable config;
   config.set("a", "hello world");

@@ -278,7 +278,12 @@ int plugins(const std::vector<std::string>& args) {
   po::options_description desc("plugins options");
   desc.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(), "");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+  // A word that is no option ("sdprl plugins extra") was dropped without a word.
+  for (const po::option& o : parsed.options)
+    if (o.position_key >= 0)
+      throw sdprl::Error("sdprl plugins", "takes no arguments but --plugin-path DIR; got '" + o.value.front() + "'");
+  po::store(parsed, vm);
   sdprl::PluginHost host(plugin_paths_of(vm));
   std::vector<sdprl::PluginHost::Skipped> skipped;
   const auto found = host.discover(&skipped);

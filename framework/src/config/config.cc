@@ -499,6 +499,11 @@ void ConfigTable::set(std::string_view dotted_key, std::string_view value_text) 
     is_value = parsed.size() == 1 && parsed.contains("v");
   } catch (const toml::parse_error&) {
   }
+  // Text that reads as a number but is none TOML can hold (1e310, beyond a double) is that, not a
+  // string: taken as one, it drew "expected a number, got a string".
+  if (!is_value && !value_text.empty() && value_text.find_first_not_of("0123456789+-.eE_") == std::string_view::npos &&
+      value_text.find_first_of("0123456789") != std::string_view::npos)
+    throw Error(where, "'" + std::string(value_text) + "' looks like a number but is none TOML reads (a double holds magnitudes up to 1.8e308)");
   if (!is_value) {
     try {
       parsed = toml::parse("v = " + quote_toml(value_text), where);

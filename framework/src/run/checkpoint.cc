@@ -276,6 +276,8 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
 Checkpoint read_checkpoint(const std::filesystem::path& file) {
   const std::string where = file.string();
   std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    throw Error(where, "is not a regular file; expected sdprl's checkpoint there");
   if (!std::filesystem::is_regular_file(file, ec))
     throw Error(where, "no checkpoint to resume from: the file does not exist (a run writes it every "
                        "solver.checkpoint_interval seconds and when interrupted, and removes it when it ends)");
@@ -283,8 +285,11 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.eof() && in.fail()) throw Error(where, "cannot read the checkpoint");
   const std::size_t header = kMagicSize + sizeof(std::uint32_t) + sizeof(std::uint64_t);
-  if (bytes.size() < header + sizeof(std::uint64_t) || bytes.compare(0, kMagicSize, kMagic) != 0)
+  if (bytes.compare(0, kMagicSize, kMagic) != 0)
     throw Error(where, "not an sdprl checkpoint (expected the file to start with '" + std::string(kMagic) + "')");
+  if (bytes.size() < header + sizeof(std::uint64_t))
+    throw Error(where, "corrupted checkpoint: truncated after " + std::to_string(bytes.size()) +
+                           " bytes; it cannot be resumed (start the run again)");
   const std::size_t end = bytes.size() - sizeof(std::uint64_t);
   std::uint64_t stored = 0;
   std::memcpy(&stored, bytes.data() + end, sizeof stored);
