@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "sdprl/loss.h"
+#include "sdprl/loss_check.h"
 #include "sdprl/plugin.h"
 #include "sdprl/error.h"
 #include "sdprl/runner.h"
@@ -500,6 +502,39 @@ TEST_F(BadInputTest, PluginThatThrows) {
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
   expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-throw-std.so").string()),
                  {"loss plugin 'test-throw-std' failed: out of widgets"});
+}
+
+// phi(a) = c a^2 / 2 with phi'(a) = d a: a loss for the L-BFGS solver when c = d > 0.
+class QuadraticTestLoss final : public sdprl::Loss {
+ public:
+  QuadraticTestLoss(double c, double d) : c_(c), d_(d) {}
+  std::string name() const override { return "test-quadratic"; }
+  double value(double a) const override { return 0.5 * c_ * a * a; }
+  double derivative(double a) const override { return d_ * a; }
+
+ private:
+  double c_, d_;
+};
+
+// A factory that throws what is no std::exception ended in std::terminate (exit 134).
+TEST_F(BadInputTest, PluginThatThrowsAnInt) {
+  const fs::path file = model(file_model("", "test-throw-int"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, escape_regex((kTestPluginDir / "sdprl-loss-test-throw-int.so").string()),
+                 {"loss plugin 'test-throw-int' failed: it threw something that is not a std::exception"});
+}
+
+// A loss for L-BFGS (phi'(0) = 0) whose phi decreases, or whose phi' is not phi's derivative, ran:
+// -0.5 a^2 ended "converged" at F = -7e118. It is refused as the MM losses are (the check is
+// also run by the program before the solve: runner.cc, solver.cc).
+TEST_F(BadInputTest, SmoothLossBreakingItsContract) {
+  const fs::path file = model(file_model("", "square", "rank = 1\ntype = \"lbfgs\"\n"));
+  EXPECT_EQ(run(file).code, 0);  // the square loss itself passes
+  const QuadraticTestLoss decreasing(-1.0, -1.0), wrong_derivative(1.0, 0.6);
+  EXPECT_NE(sdprl::smooth_loss_violation(decreasing).find("phi' must be non-negative"), std::string::npos)
+      << sdprl::smooth_loss_violation(decreasing);
+  EXPECT_NE(sdprl::smooth_loss_violation(wrong_derivative).find("phi' disagrees with phi"), std::string::npos)
+      << sdprl::smooth_loss_violation(wrong_derivative);
 }
 
 TEST_F(BadInputTest, LossViolatingConcavity) {

@@ -230,6 +230,12 @@ TEST_F(IoTest, CoordinateErrors) {
   expect_error([&] { read_matrix_market_coordinate(p); }, format_location(p.string(), 1),
                "expected banner");
 
+  // A compressed file named .mtx: its bytes are shown as \xHH, the quote closed (a NUL cut the
+  // message short).
+  p = write_file("gzip.mtx", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) + "\n");
+  expect_error([&] { read_matrix_market_coordinate(p); }, format_location(p.string(), 1),
+               "got '\\x1f\\x8b\\x08\\x00\\x00\\x00\\x00\\x00\\x00\\x03'");
+
   p = write_file("empty.mtx", "");
   expect_error([&] { read_matrix_market_coordinate(p); }, p.string(), "file is empty");
 

@@ -397,5 +397,10 @@ int main(int argc, char** argv) {
     return fail(2, os.str());
   } catch (const std::exception& e) {
     return fail(2, e.what());
+  } catch (...) {
+    // Only a plugin can throw what is not a std::exception (`throw 42;`): it ended the program in
+    // std::terminate, exit 134, with no message of sdprl's.
+    return fail(2, "a plugin threw an exception that is not a std::exception (derive it from std::exception, or "
+                   "throw sdprl::Error with a place and a reason)");
   }
 }

@@ -20,4 +20,11 @@ SDPRL_API void check_loss_for_mm(const Loss& loss);
 // The same checks without throwing: the first violation as a message, or "" when there is none.
 SDPRL_API std::string loss_contract_violation(const Loss& loss);
 
+// The L-BFGS solver's contract with a loss differentiable at 0 (the square loss): phi(0) = 0,
+// phi'(0) = 0, phi non-decreasing with phi' >= 0 and finite, and phi' the derivative of phi (each
+// chord's slope within the range of phi' on it), on the same grid. Throws Error as above; the
+// second form returns the first violation, or "".
+SDPRL_API void check_loss_for_lbfgs(const Loss& loss);
+SDPRL_API std::string smooth_loss_violation(const Loss& loss);
+
 }  // namespace sdprl

@@ -73,4 +73,57 @@ void check_loss_for_mm(const Loss& loss) {
                 "concave, phi' finite and positive): " + problem);
 }
 
+std::string smooth_loss_violation(const Loss& loss) {
+  std::vector<double> grid{0.0};
+  for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));  // 1e-6 ... 1e6
+  std::ostringstream os;
+  os.precision(10);
+  const double phi0 = loss.value(0.0), d0 = loss.derivative(0.0);
+  if (!(std::abs(phi0) <= 1e-12)) {
+    os << "phi(0) must be 0, got " << phi0;
+    return os.str();
+  }
+  if (!(d0 == 0.0)) {
+    os << "phi'(0) must be 0 (a loss differentiable at 0), got " << d0;
+    return os.str();
+  }
+  auto tol = [](double x, double y) { return 1e-10 * (1.0 + std::abs(x) + std::abs(y)); };
+  for (std::size_t k = 0; k + 1 < grid.size(); ++k) {
+    const double a = grid[k], b = grid[k + 1], mid = 0.5 * (a + b);
+    const double fa = loss.value(a), fb = loss.value(b), da = loss.derivative(a), db = loss.derivative(b),
+                 dm = loss.derivative(mid);
+    if (!std::isfinite(fb) || !std::isfinite(db) || !std::isfinite(dm)) {
+      os << "phi or phi' is not finite at " << b;
+      return os.str();
+    }
+    if (!(db >= 0.0) || !(dm >= 0.0)) {
+      os << "phi' must be non-negative, phi'(" << (db < 0.0 ? b : mid) << ") = " << (db < 0.0 ? db : dm);
+      return os.str();
+    }
+    if (fb < fa - tol(fa, fb)) {
+      os << "phi is not increasing: phi(" << b << ") = " << fb << " < phi(" << a << ") = " << fa;
+      return os.str();
+    }
+    // A smooth phi's chord slope is phi' somewhere on the chord: within the range of phi' at the
+    // ends and the middle, up to a little slack for a phi' that turns inside the interval.
+    const double slope = (fb - fa) / (b - a);
+    const double lo = std::min({da, db, dm}), hi = std::max({da, db, dm});
+    const double slack = tol(fa, fb) / (b - a) + 0.05 * (hi - lo) + 1e-9 * hi;
+    if (slope < lo - slack || slope > hi + slack) {
+      os << "phi' disagrees with phi: the slope (phi(b) - phi(a)) / (b - a) = " << slope << " between a = " << a
+         << " and b = " << b << " is not within the range [" << lo << ", " << hi << "] of phi' at a, b and between";
+      return os.str();
+    }
+  }
+  return {};
+}
+
+void check_loss_for_lbfgs(const Loss& loss) {
+  const std::string problem = smooth_loss_violation(loss);
+  if (!problem.empty())
+    throw Error("loss '" + loss.name() + "'",
+                "cannot be used by the L-BFGS solver (phi(0) = 0, phi'(0) = 0, increasing, phi' its derivative): " +
+                    problem);
+}
+
 }  // namespace sdprl

@@ -12,6 +12,7 @@ namespace sdprl::testing {
 std::string check_majoriser(const Model& model, const Loss& loss, const RegularizationWeights& weights, Index rank,
                             unsigned seed, int steps_per_scale) {
   std::ostringstream os;
+  if (!model.terms) return "the model has no terms (Model::terms is required)";
   const Index n = model.terms->dimension();
   std::mt19937 rng(seed);
   std::normal_distribution<double> normal;

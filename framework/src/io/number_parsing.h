@@ -10,11 +10,26 @@
 
 namespace sdprl::io::detail {
 
-// A token for messages, shortened to 40 characters and quoted.
+// A token for messages, shortened to 40 characters and quoted; bytes that are not printable ASCII
+// (a compressed file read as text) as \xHH, so that the message stays one readable line (a NUL
+// cut it short, without its closing quote).
 inline std::string quote(std::string_view s) {
   constexpr std::size_t kMax = 40;
-  if (s.size() > kMax) return "'" + std::string(s.substr(0, kMax)) + "...'";
-  return "'" + std::string(s) + "'";
+  const bool cut = s.size() > kMax;
+  if (cut) s = s.substr(0, kMax);
+  std::string out = "'";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      static const char* const kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out + (cut ? "...'" : "'");
 }
 
 // A leading '+' is accepted (std::from_chars does not).

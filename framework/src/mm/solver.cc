@@ -175,6 +175,7 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
   const auto t0 = Clock::now();
   std::string problem;
   if (!options.is_valid(&problem)) throw Error("solver", problem);
+  if (!model.terms) throw Error("model", "Model::terms is empty; every model needs its terms (sdprl/model.h)");
   set_threads(options.threads);
   if (!model.terms) throw Error("model", "the application built no terms");
   // The algorithm: MM needs the contract of Assumption 3; a loss differentiable at 0 (phi'(0) = 0,
@@ -188,6 +189,7 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
   if (type == SolverType::kLbfgs && !smooth)
     throw Error("solver.type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss.name() +
                                    "' has phi'(0) = " + std::to_string(loss.derivative(0.0)) + ": use type = \"mm\"");
+  if (type == SolverType::kLbfgs) check_loss_for_lbfgs(loss);
   if (!(weights.lambda >= 0.0)) throw Error("regularizer.lambda", "must be >= 0");
   if (!(weights.gamma >= 0.0)) throw Error("regularizer.gamma", "must be >= 0");
   const Index n = model.terms->dimension();

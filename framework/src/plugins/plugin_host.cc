@@ -177,8 +177,8 @@ const boost::dll::shared_library& checked_library(const fs::path& file, PluginKi
   return library;
 }
 
-// Calls a plugin factory: sdprl::Error passes through unchanged; any other std::exception is
-// wrapped in an Error naming the plugin file; a null result is an Error.
+// Calls a plugin factory: sdprl::Error passes through unchanged; anything else thrown is wrapped
+// in an Error naming the plugin file; a null result is an Error.
 template <typename Result, typename Call>
 std::shared_ptr<Result> run_factory(const fs::path& file, PluginKind kind, const std::string& name,
                                     Call&& call) {
@@ -190,6 +190,10 @@ std::shared_ptr<Result> run_factory(const fs::path& file, PluginKind kind, const
   } catch (const std::exception& e) {
     throw Error(file.string(), std::string(to_string(kind)) + " plugin '" + name +
                                    "' failed: " + e.what());
+  } catch (...) {
+    // `throw 42;` reached std::terminate (exit 134, no message of sdprl's).
+    throw Error(file.string(), std::string(to_string(kind)) + " plugin '" + name +
+                                   "' failed: it threw something that is not a std::exception");
   }
   if (!result) {
     throw Error(file.string(),

@@ -404,6 +404,8 @@ RunResult run_model(const RunRequest& request) {
   else if (loss->derivative(0.0) != 0.0)
     config.table("solver").fail("type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss->name() +
                                             "' has phi'(0) = " + mm::fmt("%g", loss->derivative(0.0)) + ": use type = \"mm\"");
+  else
+    check_loss_for_lbfgs(*loss);
 
   BuildContext context;
   context.seed = base_options.seed;
@@ -416,6 +418,10 @@ RunResult run_model(const RunRequest& request) {
                                                "process's memory limit");
     }
   }();
+  // Model::terms is required (sdprl/model.h); a plugin that leaves it empty segfaulted below.
+  if (!model.terms)
+    model_table.fail("type", "the application '" + result.application +
+                                 "' built a model without terms (Model::terms is required: a plugin error)");
 
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);

@@ -52,19 +52,24 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     ++evaluations;
     if (std::isfinite(fx) && fx < best) {
       // One trace row per improvement (LBFGSpp has no per-iteration hook).
+      // Row 0 is the start (its objective is summary.json's objective.initial): the rows after it
+      // count as the iterations do (trace.csv had one row more than mm_iterations).
       TraceRow row;
-      row.mm_iteration = static_cast<int>(s.trace.size()) + 1;
+      row.mm_iteration = static_cast<int>(s.trace.size());
       row.objective = fx;
       row.relative_change = std::isfinite(best) ? std::abs(best - fx) / std::max(std::abs(best), 1e-300) : 0.0;
       row.time = std::chrono::duration<double>(Clock::now() - t0).count();
       best = fx;
       best_X = Xm;
       s.trace.push_back(row);
-      if (options.verbose && (row.mm_iteration == 1 || row.mm_iteration % options.print_every == 0))
+      if (options.verbose && (row.mm_iteration <= 1 || row.mm_iteration % options.print_every == 0))
         std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5s  %10s  %9s  %7.2fs\n", row.mm_iteration, fx,
                      row.relative_change, "-", "-", "-", row.time);
-      if ((callback && !callback(row, best_X)) || (options.interrupt && options.interrupt->load())) stop = true;
+      if (callback && !callback(row, best_X)) stop = true;
     }
+    // On every evaluation, not only on an improvement: with a wrong gradient none comes, and SIGTERM
+    // went unheard until max_mm_iterations (82 s).
+    if (options.interrupt && options.interrupt->load()) stop = true;
     // An interrupt cannot stop LBFGSpp from inside; a zero gradient ends it at the next test.
     if (stop) g.setZero();
     return fx;
