@@ -260,6 +260,13 @@ TEST_F(BadInputTest, ZeroOptimumConverges) {
   EXPECT_LT(summary["mm_iterations"].get<int>(), 2000);
 }
 
+// init = "model" for an application without a starting point was refused by the solver: no place,
+// and after the output directory was made (empty).
+TEST_F(BadInputTest, ModelStartTheApplicationHasNot) {
+  const fs::path file = model(file_model("", "l1", "rank = 1\ninit = \"model\"\n"));
+  expect_refused(run(file), located(file, 10), {"solver.init: init = \"model\": the application 'matrix-completion' has no starting point"});
+}
+
 TEST_F(BadInputTest, UnknownKey) {
   std::string text = file_model();
   text += "rnak = 2\n";

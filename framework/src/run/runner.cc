@@ -422,6 +422,14 @@ RunResult run_model(const RunRequest& request) {
   if (!model.terms)
     model_table.fail("type", "the application '" + result.application +
                                  "' built a model without terms (Model::terms is required: a plugin error)");
+  // What solve() would refuse later without a place (and after the output directory exists).
+  if (base_options.init == InitKind::kModel && !model.start)
+    config.table("solver").fail("init", "init = \"model\": the application '" + result.application +
+                                            "' has no starting point of its own; use \"spectral\" or \"gaussian\"");
+  if (model.constraint && resolve_solver_type(*loss, base_options.type) == SolverType::kLbfgs)
+    loss_table.fail("type", "the loss '" + result.loss + "' (differentiable at 0) runs on the L-BFGS solver, which does "
+                            "not handle this model's constraint '" + model.constraint->name() +
+                            "'; use a loss for the MM solver (l1, leaky-mcp, ...)");
 
   const ConfigTable reg = config.table("regularizer");
   const auto [lambdas, gamma] = read_regularizer(config, model);
