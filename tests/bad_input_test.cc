@@ -544,6 +544,16 @@ TEST_F(BadInputTest, SmoothLossBreakingItsContract) {
       << sdprl::smooth_loss_violation(wrong_derivative);
 }
 
+// A loss that throws in the middle of the solve: the message says which lambda, loss and
+// application, and the run leaves no empty output directory behind (it left one, and a message
+// naming nothing).
+TEST_F(BadInputTest, PluginThatThrowsDuringTheSolve) {
+  const fs::path file = model(file_model("", "test-throw-later"));
+  const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
+  expect_refused(r, "lambda = 0\\.1", {"a plugin failed during the solve (loss 'test-throw-later', application "
+                                        "'matrix-completion'): out of widgets at call 50"});
+}
+
 TEST_F(BadInputTest, LossViolatingConcavity) {
   const fs::path file = model(file_model("", "test-convex"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});

@@ -470,6 +470,19 @@ RunResult run_model(const RunRequest& request) {
                                       out_dir.string() + "`, or start a new run there with --force (which deletes it)");
   // Under mpirun process 0 alone writes (parallel/processes.h); the others hold the same result.
   const bool writer = processes::writer();
+  // A run that fails after making its output directory (a plugin throwing mid-solve) leaves no
+  // empty directory behind, as a refused run makes none. Declared before the lock, so that it runs
+  // after the lock's destructor has removed .sdprl.lock.
+  struct RemoveIfEmptyOnFailure {
+    std::filesystem::path directory;
+    bool created = false;
+    int exceptions = std::uncaught_exceptions();
+    ~RemoveIfEmptyOnFailure() {
+      if (!created || std::uncaught_exceptions() <= exceptions) return;
+      std::error_code ec;
+      if (std::filesystem::is_empty(directory, ec) && !ec) std::filesystem::remove(directory, ec);
+    }
+  } remove_if_empty{out_dir, writer && !std::filesystem::exists(out_dir)};
   // One run at a time per output directory: two at once would mix their files.
   std::optional<OutputLock> lock;
   std::exception_ptr setup_failure;
@@ -584,6 +597,8 @@ RunResult run_model(const RunRequest& request) {
                      a.dual_infeasibility,
                      a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
       }
+    } catch (const Error&) {
+      throw;
     } catch (const std::bad_alloc&) {
       // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
       // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms
@@ -598,6 +613,11 @@ RunResult run_model(const RunRequest& request) {
           << " GB, more than this process could allocate; lower solver.rank, use fewer data, or raise the "
              "process's memory limit";
       throw Error("solver", why.str());
+    } catch (const std::exception& e) {
+      // Only a plugin (the loss, the model's terms or evaluator) throws what is no sdprl::Error here.
+      throw Error("lambda = " + mm::fmt("%g", lambda),
+                  std::string("a plugin failed during the solve (loss '") + result.loss + "', application '" +
+                      result.application + "'): " + e.what());
     }
     trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                  ? model.evaluator->validation_error(X) : std::nan("");
