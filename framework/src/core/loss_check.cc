@@ -8,9 +8,17 @@
 
 namespace sdprl {
 
-std::string loss_contract_violation(const Loss& loss) {
+namespace {
+// The points both contracts are checked at: 0, then 1e-6 ... 1e6 logarithmically.
+std::vector<double> loss_grid() {
   std::vector<double> grid{0.0};
-  for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));  // 1e-6 ... 1e6
+  for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));
+  return grid;
+}
+}  // namespace
+
+std::string loss_contract_violation(const Loss& loss) {
+  const std::vector<double> grid = loss_grid();
   std::ostringstream os;
   os.precision(10);  // enough to show why two nearby values compare as they do
   const double phi0 = loss.value(0.0);
@@ -74,8 +82,7 @@ void check_loss_for_mm(const Loss& loss) {
 }
 
 std::string smooth_loss_violation(const Loss& loss) {
-  std::vector<double> grid{0.0};
-  for (int e = -60; e <= 60; ++e) grid.push_back(std::pow(10.0, e / 10.0));  // 1e-6 ... 1e6
+  const std::vector<double> grid = loss_grid();
   std::ostringstream os;
   os.precision(10);
   const double phi0 = loss.value(0.0), d0 = loss.derivative(0.0);
