@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 
-#include "core/loss_chunks.h"
 #include "rows/row_blocks.h"
 #include "terms/dense_row_split.h"
 #include "sdprl/error.h"
@@ -118,11 +117,11 @@ class AllEntriesLinearization final : public TermLinearization,
     set_curvature();
   }
 
-  // update(X, phi'(|r|), r) with r = vec(X X^T) - T, in one chunked pass after the product: Z is
-  // exactly symmetric (outer_product) and T is (checked at construction), so r is, and W is as far
-  // as the loss gives the same bits for the same |r| wherever the term sits in its chunk; the
-  // row-split merge is not symmetrised here. The same bits as ConstraintSet::evaluate, the
-  // solver's chunked loss (core/loss_chunks.h) and update() on the solver's inputs.
+  // update(X, phi'(|r|), r) with r = vec(X X^T) - T, formed with the product block by block: Z is
+  // exactly symmetric (product_block()) and T is (checked at construction), so r is, and W is by
+  // construction (mirrored); the row-split merge is not symmetrised here. b, W and C are those of
+  // update() on the solver's inputs; the sums phi and w |r| are added in another order than the
+  // chunked loss of ConstraintSet::evaluate's callers, so they may differ in the last bits.
   void update_with_loss(const Matrix& X, const Loss& loss, double* phi_sum, double* weighted_abs_sum,
                         RowConsumer*) override {
     // Block by block of Z = X X^T (the tiles of outer_product()): r, the loss on the lower block
