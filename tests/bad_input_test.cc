@@ -554,6 +554,41 @@ TEST_F(BadInputTest, PluginThatThrowsDuringTheSolve) {
                                         "'matrix-completion'): out of widgets at call 50"});
 }
 
+// A lambda grid whose second lambda fails: the first lambda's result was lost with the run. It is
+// kept in the checkpoint, the message says how to continue, and --resume gives both lambdas the
+// results of a run that never failed. (The loss throws from its 4500th evaluate(): each lambda of
+// this model makes about 3150 calls on one thread.)
+TEST_F(BadInputTest, PluginThatThrowsLaterInTheGridKeepsTheFinishedLambdas) {
+  const std::string text = synthetic_model("threads = 1\nmax_mm_iterations = 20\n");
+  auto with = [&](const std::string& after) {
+    std::string t = std::regex_replace(text, std::regex("type = \"leaky-mcp\""), "type = \"test-throw-later\"");
+    t = std::regex_replace(t, std::regex("\\[loss\\.leaky-mcp\\]\ntheta = 5.0\neta = 0.05\n"),
+                           "[loss.test-throw-later]\nafter = " + after + "\n");
+    return std::regex_replace(t, std::regex("lambda = 1.0"), "lambda = [1.0, 0.5]");
+  };
+  const fs::path whole = dir() / "whole";
+  ASSERT_EQ(run(model(with("1000000")), {"--plugin-path", kTestPluginDir.string()}, "", whole).code, 1);
+  const Result r = run(model(with("4500")), {"--plugin-path", kTestPluginDir.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "sdprl: error: lambda = 0.5: a plugin failed during the solve (loss 'test-throw-later', application "
+                   "'matrix-completion'): out of widgets at call 4500. The lambda finished before it is kept: `sdprl "
+                   "run --resume " + out().string() + "` continues from lambda = 0.5\n");
+  ASSERT_TRUE(fs::exists(out() / "checkpoint.sdprl"));
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
+  const auto resumed = sdprl::testing_support::run_sdprl({"run", "--resume", out().string(), "--quiet"}, dir());
+  EXPECT_EQ(resumed.code, 1) << resumed.err;  // iteration_limit, as the run that never failed
+  const json a = json::parse(read_file(whole / "summary.json"));
+  const json b = json::parse(read_file(out() / "summary.json"));
+  ASSERT_EQ(b["lambda_grid"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a["lambda_grid"][i]["objective"], b["lambda_grid"][i]["objective"]) << i;
+    EXPECT_EQ(a["lambda_grid"][i]["mm_iterations"], b["lambda_grid"][i]["mm_iterations"]) << i;
+  }
+  EXPECT_EQ(sdprl::testing_support::matrix_market_values(whole / "X.mtx"),
+            sdprl::testing_support::matrix_market_values(out() / "X.mtx"));
+  EXPECT_FALSE(fs::exists(out() / "checkpoint.sdprl"));
+}
+
 TEST_F(BadInputTest, LossViolatingConcavity) {
   const fs::path file = model(file_model("", "test-convex"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});

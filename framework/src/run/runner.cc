@@ -540,8 +540,9 @@ RunResult run_model(const RunRequest& request) {
   // A checkpoint that cannot be written (disk full) does not end the run: losing the run would be
   // worse than losing its insurance. The first failure is reported.
   bool warned = false;
+  bool state_saved = false;  // by the current lambda's solve
   auto write_checkpoint = [&](const SolverState* state) {
-    if (!writer) return;
+    if (!writer) return true;
     saved.trials = result.trials;
     saved.best = best;
     saved.best_X = result.X;
@@ -550,14 +551,30 @@ RunResult run_model(const RunRequest& request) {
     try {
       run_detail::write_checkpoint(checkpoint_file, saved);
       saved.state_ref = nullptr;
+      return true;
     } catch (const Error& e) {
       saved.state_ref = nullptr;
       if (!warned)
         std::fprintf(stderr, "sdprl: warning: checkpoint not written: %s: %s\n", e.where().c_str(), e.message().c_str());
       warned = true;
+      return false;
     }
   };
-  const CheckpointCallback checkpoint = [&](const SolverState& state) { write_checkpoint(&state); };
+  const CheckpointCallback checkpoint = [&](const SolverState& state) { state_saved = write_checkpoint(&state); };
+  // A lambda that fails (a plugin throwing, memory running out) after others finished loses
+  // nothing: they go to the checkpoint, as an interrupt's do, and the message says how to go on.
+  // Returns what the message adds; nothing when no finished work is on disk.
+  auto keep_finished = [&](std::size_t i) -> std::string {
+    const bool on_disk = state_saved || (resumed && i == first) || (i > first && write_checkpoint(nullptr));
+    if (!on_disk) return "";
+    const std::size_t finished = result.trials.size();
+    const std::string resume = ": `sdprl run --resume " + out_dir.string() + "` continues from lambda = " +
+                               mm::fmt("%g", lambdas[i]);
+    if (finished == 0) return ". Its last checkpoint is kept" + resume;
+    return ". " + (finished == 1 ? std::string("The lambda") : std::to_string(finished) + " lambdas") +
+           " finished before it " + (finished == 1 ? "is" : "are") + " kept" +
+           (state_saved ? ", with this one's last checkpoint" : "") + resume;
+  };
 
   bool interrupted = false;
   ConstrainedAnswer constrained;  // of the chosen trial
@@ -571,6 +588,7 @@ RunResult run_model(const RunRequest& request) {
     // A resumed penalty model continues at the penalty its state was solved with.
     if (start && model.infeasibility) weights.gamma = start->summary.weights.gamma;
     ConstrainedAnswer answer;
+    state_saved = false;
     IterationCallback after_step;
     if (req.after_mm_step) after_step = [&req](const TraceRow& row, const Matrix&) {
       req.after_mm_step(row);
@@ -597,8 +615,8 @@ RunResult run_model(const RunRequest& request) {
                      a.dual_infeasibility,
                      a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
       }
-    } catch (const Error&) {
-      throw;
+    } catch (const Error& e) {
+      throw Error(e.where(), e.message() + keep_finished(i));
     } catch (const std::bad_alloc&) {
       // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
       // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms
@@ -612,12 +630,12 @@ RunResult run_model(const RunRequest& request) {
           << model.terms->dimension() << " and rank " << rank << " needs about " << need / 1e9
           << " GB, more than this process could allocate; lower solver.rank, use fewer data, or raise the "
              "process's memory limit";
-      throw Error("solver", why.str());
+      throw Error("solver", why.str() + keep_finished(i));
     } catch (const std::exception& e) {
       // Only a plugin (the loss, the model's terms or evaluator) throws what is no sdprl::Error here.
       throw Error("lambda = " + mm::fmt("%g", lambda),
                   std::string("a plugin failed during the solve (loss '") + result.loss + "', application '" +
-                      result.application + "'): " + e.what());
+                      result.application + "'): " + e.what() + keep_finished(i));
     }
     trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                  ? model.evaluator->validation_error(X) : std::nan("");
