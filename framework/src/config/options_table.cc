@@ -207,7 +207,9 @@ std::vector<SolverOption> make_table() {
                              "L-BFGS: correction pairs kept (L-BFGS also reads max_mm_iterations, "
                              "relative_tolerance and consecutive)"));
   t.push_back(integer_option("admm.max_iterations", SDPRL_MEMBER(admm.max_iterations), count,
-                             "ADMM iterations per MM step"));
+                             "ADMM iterations per MM step, at most; an ADMM stopped here above its tolerance still "
+                             "gives a step, but a run whose last `consecutive` small steps all came from such ADMMs "
+                             "ends with status iteration_limit, not converged (docs/method.md section 7)"));
   t.push_back(number_option("admm.rho", SDPRL_MEMBER(admm.rho), NumberRule::non_negative(),
                             "the ADMM penalty; the automatic one is the larger of rho_scale / phi'(0) and "
                             "tr(2B) / tr(P*P) at the first MM step",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "linalg/symmetric_eigen.h"
+#include "mm/solve_checks.h"
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 
@@ -132,9 +133,7 @@ void initialize(const Model& model, const SolverOptions& options, Index rank, Ma
       gaussian(n, rank, options.init_scale, options.seed, X);
       return;
     case InitKind::kModel:
-      if (!model.start)
-        throw Error("solver.init", "init = \"model\": the application '" + model.application +
-                                       "' has no starting point of its own; use \"spectral\" or \"gaussian\"");
+      if (const std::string problem = mm::model_start_problem(model); !problem.empty()) throw Error("solver.init", problem);
       model.start(rank, X);
       if (X.rows() != n || X.cols() != rank || !X.allFinite())
         throw Error("solver.init", "the application '" + model.application + "' gave a starting factor of " +

@@ -15,6 +15,7 @@
 #include "mm/certificate.h"
 #include "mm/loop_support.h"
 #include "mm/mm_loop.h"
+#include "mm/solve_checks.h"
 #include "mm/solve_paths.h"
 #include "parallel/processes.h"
 #include "sdprl/error.h"
@@ -149,6 +150,23 @@ int set_threads(int threads) {
 #endif
 }
 
+namespace mm {
+
+std::string lbfgs_loss_problem(const Loss& loss) {
+  const double slope = loss.derivative(0.0);
+  if (slope == 0.0) return "";
+  return "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss.name() + "' has phi'(0) = " +
+         fmt("%g", slope) + ": use type = \"mm\"";
+}
+
+std::string model_start_problem(const Model& model) {
+  if (model.start) return "";
+  return "init = \"model\": the application '" + model.application +
+         "' has no starting point of its own; use \"spectral\" or \"gaussian\"";
+}
+
+}  // namespace mm
+
 SolverType resolve_solver_type(const Loss& loss, SolverType requested) {
   if (requested != SolverType::kAuto) return requested;
   return loss.derivative(0.0) == 0.0 ? SolverType::kLbfgs : SolverType::kMm;
@@ -186,9 +204,7 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
   if (type == SolverType::kLbfgs && model.constraint)
     throw Error("solver.type", "the L-BFGS solver does not handle the constraint '" + model.constraint->name() +
                                    "' of this model; use a loss for the MM solver");
-  if (type == SolverType::kLbfgs && !smooth)
-    throw Error("solver.type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss.name() +
-                                   "' has phi'(0) = " + std::to_string(loss.derivative(0.0)) + ": use type = \"mm\"");
+  if (type == SolverType::kLbfgs && !smooth) throw Error("solver.type", mm::lbfgs_loss_problem(loss));
   if (type == SolverType::kLbfgs) check_loss_for_lbfgs(loss);
   if (!(weights.lambda >= 0.0)) throw Error("regularizer.lambda", "must be >= 0");
   if (!(weights.gamma >= 0.0)) throw Error("regularizer.gamma", "must be >= 0");

@@ -31,6 +31,7 @@
 #include "config/options_table.h"
 #include "mm/certificate.h"
 #include "mm/loop_support.h"
+#include "mm/solve_checks.h"
 #include "parallel/processes.h"
 #include "run/checkpoint.h"
 
@@ -401,9 +402,8 @@ RunResult run_model(const RunRequest& request) {
   // Refuse a loss the MM solver cannot use before anything is built or written.
   if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
   // (solve() says the same for a program that calls it; here the message has the key's place.)
-  else if (loss->derivative(0.0) != 0.0)
-    config.table("solver").fail("type", "L-BFGS needs a loss differentiable at 0 (phi'(0) = 0); loss '" + loss->name() +
-                                            "' has phi'(0) = " + mm::fmt("%g", loss->derivative(0.0)) + ": use type = \"mm\"");
+  else if (const std::string problem = mm::lbfgs_loss_problem(*loss); !problem.empty())
+    config.table("solver").fail("type", problem);
   else
     check_loss_for_lbfgs(*loss);
 
@@ -411,7 +411,9 @@ RunResult run_model(const RunRequest& request) {
   context.seed = base_options.seed;
   const Model model = [&] {
     try {
-      return app->build(model_table, context);
+      Model built = app->build(model_table, context);
+      if (built.application.empty()) built.application = result.application;  // messages name it
+      return built;
     } catch (const std::bad_alloc&) {
       throw Error(req.model_file.string(), "out of memory while the application '" + result.application +
                                                "' built the model's data ([model]); use fewer data, or raise the "
@@ -424,8 +426,7 @@ RunResult run_model(const RunRequest& request) {
                                  "' built a model without terms (Model::terms is required: a plugin error)");
   // What solve() would refuse later without a place (and after the output directory exists).
   if (base_options.init == InitKind::kModel && !model.start)
-    config.table("solver").fail("init", "init = \"model\": the application '" + result.application +
-                                            "' has no starting point of its own; use \"spectral\" or \"gaussian\"");
+    config.table("solver").fail("init", mm::model_start_problem(model));
   if (model.constraint && resolve_solver_type(*loss, base_options.type) == SolverType::kLbfgs)
     loss_table.fail("type", "the loss '" + result.loss + "' (differentiable at 0) runs on the L-BFGS solver, which does "
                             "not handle this model's constraint '" + model.constraint->name() +
