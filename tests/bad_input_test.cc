@@ -491,6 +491,38 @@ TEST_F(BadInputTest, UnknownApplication) {
   expect_refused(run(file), located(file, 2), {"model.type: no application plugin named 'matrix-complete'"});
 }
 
+// A user's plugin named like a built-in one replaced it without a word, and nothing in the results
+// said which file had run. The program now says which one shadows which (not under --quiet), and
+// summary.json names each plugin's file and version.
+TEST_F(BadInputTest, PluginThatShadowsABuiltInIsSaidAndRecorded) {
+  const fs::path mine = dir() / "mine", builtin = kExecutable.parent_path().parent_path() / "lib" / "sdprl" / "plugins";
+  fs::create_directories(mine);
+  fs::copy_file(builtin / "sdprl-loss-l1.so", mine / "sdprl-loss-l1.so");
+  const fs::path file = model(file_model());
+  Result r = run(file, {"--plugin-path", mine.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // --quiet
+  const json summary = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(summary["plugins"]["loss"]["file"], (mine / "sdprl-loss-l1.so").string());
+  EXPECT_EQ(summary["plugins"]["loss"]["name"], "l1");
+  EXPECT_EQ(summary["plugins"]["loss"]["version"], "1.0");
+  EXPECT_EQ(fs::path(summary["plugins"]["application"]["file"].get<std::string>()).filename(),
+            "sdprl-application-matrix-completion.so");
+  // Without --quiet: one note naming both files.
+  const std::string command = "env -u SDPRL_PLUGIN_PATH " + shell_quote(kExecutable.string()) + " run " +
+                              shell_quote(file.string()) + " --force --out " + shell_quote(out().string()) +
+                              " --plugin-path " + shell_quote(mine.string()) + " 2>&1 >/dev/null | grep 'note:'";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[4096] = {};
+  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
+  ::pclose(pipe);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(std::string(line), "sdprl: note: the loss plugin 'l1' is " + (mine / "sdprl-loss-l1.so").string() +
+                                   ", which comes first in the search order; " +
+                                   fs::weakly_canonical(builtin / "sdprl-loss-l1.so").string() + " is not used\n");
+}
+
 TEST_F(BadInputTest, PluginOfAnotherAbiVersion) {
   const fs::path file = model(file_model("", "test-abi"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});

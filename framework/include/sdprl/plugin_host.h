@@ -55,6 +55,11 @@ class SDPRL_API PluginHost {
   std::shared_ptr<Loss> create_loss(const std::string& name, const ConfigTable& parameters) const;
   std::shared_ptr<Application> create_application(const std::string& name) const;
 
+  // Every file that serves the plugin of this kind and name, in the search order: create_loss()
+  // and create_application() load the first, the others are shadowed by it (a user's plugin
+  // named like a built-in one). Empty when there is none.
+  std::vector<std::filesystem::path> candidates(PluginKind kind, const std::string& name) const;
+
   // Reads and checks the descriptor of one file (loads it). Throws Error on any mismatch.
   static PluginInfo inspect(const std::filesystem::path& file);
 

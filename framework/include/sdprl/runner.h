@@ -15,6 +15,7 @@
 
 #include "sdprl/export.h"
 #include "sdprl/model.h"
+#include "sdprl/plugin_host.h"
 #include "sdprl/solver.h"
 
 namespace sdprl {
@@ -80,6 +81,7 @@ struct RunResult {
   std::filesystem::path output_directory;
   std::string loss, application;
   SolverOptions options;                 // [solver] as read (model file and --set)
+  std::vector<PluginInfo> plugins;       // the application's and the loss's, as loaded
 };
 
 // Runs the model. Configuration, plugin and data errors throw sdprl::Error before any output is

@@ -369,6 +369,32 @@ fs::path PluginHost::locate(PluginKind kind, const std::string& name) const {
   throw Error("", message);
 }
 
+std::vector<fs::path> PluginHost::candidates(PluginKind kind, const std::string& name) const {
+  // The order of locate(); a directory listed twice (the executable's and $SDPRL_PLUGIN_PATH's)
+  // gives its file once.
+  std::vector<fs::path> files;
+  std::set<fs::path> seen;
+  auto add = [&](const fs::path& file) {
+    std::error_code ec;
+    const fs::path key = fs::weakly_canonical(file, ec);
+    if (seen.insert(ec ? file : key).second) files.push_back(file);
+  };
+  for (const auto& path : explicit_paths_) {
+    if (path.empty() || !is_explicit_file(path)) continue;
+    try {
+      const PluginInfo info = inspect(path);
+      if (info.kind == kind && info.name == name) add(path);
+    } catch (const std::exception&) {
+      // Not a plugin: serves nothing.
+    }
+  }
+  for (const auto& directory : search_directories()) {
+    const fs::path candidate = directory / file_name(kind, name);
+    if (is_loadable_candidate(candidate)) add(candidate);
+  }
+  return files;
+}
+
 std::shared_ptr<Loss> PluginHost::create_loss(const std::string& name,
                                               const ConfigTable& parameters) const {
   const fs::path file = locate(PluginKind::kLoss, name);

@@ -217,6 +217,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   nlohmann::json lp = nlohmann::json::object();
   for (const auto& [k, v] : loss.parameters()) lp[k] = number(v);
   j["loss"] = {{"name", r.loss}, {"parameters", lp}};
+  for (const PluginInfo& p : r.plugins)
+    j["plugins"][to_string(p.kind)] = {{"name", p.name}, {"version", p.version}, {"file", p.file.string()}};
   j["lambda"] = number(r.weights.lambda);
   j["gamma"] = number(r.weights.gamma);
   j["n"] = s.n;
@@ -399,6 +401,17 @@ RunResult run_model(const RunRequest& request) {
       at_key(model_table, "type", [&] { return host.create_application(result.application); });
   std::shared_ptr<Loss> loss =
       at_key(loss_table, "type", [&] { return host.create_loss(result.loss, loss_table.table(result.loss)); });
+  // Which files these are, for summary.json; a plugin that shadows another of its name (a user's
+  // l1 before the installed one) is said, as it changes what "l1" means in this run.
+  for (const auto& [kind, name] : {std::pair{PluginKind::kApplication, result.application},
+                                   std::pair{PluginKind::kLoss, result.loss}}) {
+    const std::vector<std::filesystem::path> files = host.candidates(kind, name);
+    if (files.empty()) continue;  // (create_* found it: not reached)
+    result.plugins.push_back(PluginHost::inspect(files.front()));
+    if (files.size() > 1 && !req.quiet && processes::writer())
+      std::fprintf(stderr, "sdprl: note: the %s plugin '%s' is %s, which comes first in the search order; %s is not used\n",
+                   to_string(kind), name.c_str(), files.front().c_str(), files[1].c_str());
+  }
   // Refuse a loss the MM solver cannot use before anything is built or written.
   if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
   // (solve() says the same for a program that calls it; here the message has the key's place.)
