@@ -796,6 +796,37 @@ TEST_F(BadInputTest, NumericalBlowUp) {
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
 }
 
+// Sparse PCA on data near 1e80: the covariance's squares overflow, the ADMM's gap is inf, and the
+// first step rose from F = -8.3e160 to 0 within eps_1 = |F_0|; the run then ended "converged"
+// (exit 0) at X = 0. An infinite gap explains no rise: numerical_error, the PCA start kept.
+TEST_F(BadInputTest, RiseAfterAnInfiniteGap) {
+  write_file(dir() / "data.txt", "1 1e80 3e80\n2 2e80 1e80\n1 4e80 2e80\n");
+  const fs::path file = model("[model]\ntype = \"sparse-pca\"\ndata = \"data.txt\"\nnormalize = \"center\"\nrank = 1\n"
+                              "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 10.0\nlambda = 0.0\n"
+                              "[solver]\ninit = \"model\"\n");
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("the objective rose at MM iteration 1 from -8.33333333333333"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("after an ADMM whose duality gap was inf, which bounds no rise: its sums overflowed"),
+            std::string::npos) << r.err;
+  const json s = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(s.at("status"), "numerical_error");
+  EXPECT_LT(s.at("objective").at("final").get<double>(), -8e160);
+}
+
+// Rule 4's floor was 1e-12 |F_0|, which grows with the start: at lambda = 1e100, F_0 = 3.7e32 and
+// the run "converged" at F = 22.3 where X = 0 gives F(0) = sum |t| = 4, the minimum (every step
+// still fell by 90%, measured against the floor 3.7e20). The floor's size is now min(|F_0|, F(0)).
+TEST_F(BadInputTest, HugeLambdaReachesTheZeroFactorsValue) {
+  const std::string observations = "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 1\n1 2 2\n";
+  const fs::path file = model(file_model("", "l1", "rank = 1\n"), observations);
+  const Result r = run(file, {"--set", "regularizer.lambda=1e100"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const json s = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(s.at("status"), "converged");
+  EXPECT_NEAR(s.at("objective").at("final").get<double>(), 4.0, 1e-6);
+}
+
 // X = 0 is a stationary point of F: from it MM "converges" at once (objective 1213 against 145 on
 // the quickstart). Refused, with the column named.
 TEST_F(BadInputTest, ZeroStartingFactor) {

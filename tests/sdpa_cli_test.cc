@@ -120,6 +120,14 @@ TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
                        "is likely unbounded"),
             std::string::npos)
       << r.err;
+  // A bounded problem whose multiplier (1e5) exceeds every 2 / gamma tried looks the same; the
+  // message names that cause too (it named only the first).
+  std::ofstream(dir.path() / "big.dat-s") << "1\n1\n1\n3\n0 1 1 1 1e5\n1 1 1 1 1.0\n";
+  std::ofstream(dir.path() / "big.toml") << "[model]\ntype = \"sdpa\"\nfile = \"big.dat-s\"\n[loss]\ntype = \"l1\"\n";
+  r = sdprl({"run", (dir.path() / "big.toml").string(), "--quiet", "--out", (dir.path() / "b").string()}, dir.path());
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("or its constraints' multipliers exceed 2 / gamma = 10000 (large data"), std::string::npos)
+      << r.err;
   // The shipped example with gamma = 20: the l1 penalty is exact only for multipliers below
   // 2 / gamma = 0.1 (its largest is 3.15), so F falls along the iterates themselves.
   r = sdprl({"run", kExample.string(), "--quiet", "--set", "regularizer.gamma=20", "--out",

@@ -26,16 +26,24 @@ StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, d
   // majorise F (a loss, terms or regularizer whose values and derivatives disagree). Such a step
   // is refused and the run stops on the last good iterate. 1e-12 |F| allows for the rounding of
   // F's sums, which eps_k (>= min_tolerance, absolute) may not cover when |F| is large.
-  if (f_next > f + eps) {
+  // A gap that is not finite bounds nothing, and the ADMM did not meet eps_k either: it comes from
+  // sums that overflowed (sparse PCA on data near 1e80 rose from F = -8e160 to 0 within eps_1 =
+  // |F_0| and ended "converged"), so no rise beyond rounding is explained then.
+  const bool finite_gap = std::isfinite(gap);
+  if (f_next > f + (finite_gap ? eps : 0.0)) {
     v.violation = true;
-    const double bound = std::max(eps, gap) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
+    const double bound = (finite_gap ? std::max(eps, gap) : 0.0) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
     if (f_next > f + bound) {
       v.kind = StepVerdict::kFault;
       v.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) + " to " +
-                  fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), more than eps_k = " +
-                  fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", gap) +
-                  ") allows: the surrogate does not majorise F (a loss, terms or regularizer plugin whose "
-                  "values and derivatives disagree?); the factor is the last good iterate";
+                  fmt("%.17g", f_next) + " (by " + fmt("%.3g", f_next - f) + "), " +
+                  (finite_gap ? "more than eps_k = " + fmt("%.3g", eps) + " (ADMM gap " + fmt("%.3g", gap) +
+                                    ") allows: the surrogate does not majorise F (a loss, terms or regularizer "
+                                    "plugin whose values and derivatives disagree?)"
+                              : "after an ADMM whose duality gap was " + fmt("%g", gap) +
+                                    ", which bounds no rise: its sums overflowed (data whose squares or products "
+                                    "pass 1e308? rescale them)") +
+                  "; the factor is the last good iterate";
     }
   }
   return v;

@@ -183,7 +183,10 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
     // lower bound (an SDPA problem whose dual is infeasible), not the penalty.
     std::ostringstream why;
     why << "; F was unbounded at every penalty tried (gamma = " << trial.penalty_path.front().gamma << " down to "
-        << weights.gamma << "), so the problem itself is likely unbounded (SDPA: dual infeasible)";
+        << weights.gamma << "), so the problem itself is likely unbounded (SDPA: dual infeasible), or its "
+        << "constraints' multipliers exceed 2 / gamma = " << 2.0 / weights.gamma
+        << " (large data, e.g. an objective of 1e5 against constraints of 1: rescale it, or set a lower "
+           "regularizer.gamma)";
     trial.summary.message += why.str();
   }
   if (!trial.summary.usable() || trial.summary.status == SolverStatus::kInterrupted || infeasibility <= tol) return;
