@@ -624,14 +624,22 @@ TEST_F(BadInputTest, PluginThatThrowsLaterInTheGridKeepsTheFinishedLambdas) {
 TEST_F(BadInputTest, LossViolatingConcavity) {
   const fs::path file = model(file_model("", "test-convex"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
-  expect_refused(r, "loss 'test-convex'", {"cannot be used by the MM solver", "phi is not concave: phi'(1e-06) = 1.000001 > phi'(0) = 1"});
+  expect_refused(r, located(file, 5), {"loss.type: loss 'test-convex': cannot be used by the MM solver",
+                                       "phi is not concave: phi'(1e-06) = 1.000001 > phi'(0) = 1"});
+}
+
+// A loss whose parameters break the contract is refused at its table (it named the loss alone).
+TEST_F(BadInputTest, LossParametersBreakingTheContractAreLocated) {
+  const fs::path file = model(file_model("", "geman") + "[loss.geman]\ntheta = 1e-200\n");
+  expect_refused(run(file), located(file, 10),
+                 {"loss.geman: loss 'geman': cannot be used by the MM solver", "phi'(0) = inf"});
 }
 
 TEST_F(BadInputTest, LossDerivativeDisagreesWithValue) {
   const fs::path file = model(file_model("", "test-wrong-derivative"));
   const Result r = run(file, {"--plugin-path", kTestPluginDir.string()});
-  expect_refused(r, "loss 'test-wrong-derivative'",
-                 {"cannot be used by the MM solver", "phi' disagrees with phi: the slope (phi(b) - phi(a)) / (b - a) = "
+  expect_refused(r, located(file, 5),
+                 {"loss.type: loss 'test-wrong-derivative': cannot be used by the MM solver", "phi' disagrees with phi: the slope (phi(b) - phi(a)) / (b - a) = "
                                                      "0.9999995 between a = 0 and b = 1e-06 is not within [phi'(b), "
                                                      "phi'(a)] = [0.4999995, 0.5]"});
 }

@@ -415,13 +415,23 @@ RunResult run_model(const RunRequest& request) {
       std::fprintf(stderr, "sdprl: note: the %s plugin '%s' is %s, which comes first in the search order; %s is not used\n",
                    to_string(kind), name.c_str(), files.front().c_str(), files[1].c_str());
   }
-  // Refuse a loss the MM solver cannot use before anything is built or written.
-  if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) check_loss_for_mm(*loss);
+  // Refuse a loss the MM solver cannot use before anything is built or written, at the place of
+  // its parameters ([loss.NAME]; else loss.type): geman's theta = 1e-200 gives phi'(0) = inf.
+  const std::string loss_key = loss_table.is_table(result.loss) ? result.loss : "type";
+  auto at_loss = [&](auto check) {
+    try {
+      check();
+    } catch (const Error& e) {
+      throw Error(loss_table.where(loss_key), "loss." + loss_key + ": " +
+                                                  (e.where().empty() ? e.message() : e.where() + ": " + e.message()));
+    }
+  };
+  if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) at_loss([&] { check_loss_for_mm(*loss); });
   // (solve() says the same for a program that calls it; here the message has the key's place.)
   else if (const std::string problem = mm::lbfgs_loss_problem(*loss); !problem.empty())
     config.table("solver").fail("type", problem);
   else
-    check_loss_for_lbfgs(*loss);
+    at_loss([&] { check_loss_for_lbfgs(*loss); });
 
   BuildContext context;
   context.seed = base_options.seed;
