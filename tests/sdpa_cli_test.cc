@@ -311,6 +311,10 @@ TEST(SdpaCli, ExportRefusesAGridAndAConstrainedModel) {
   const Result missing = sdprl({"export-sdpa", kExample.string()}, dir.path());
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("expected MODEL.toml -o FILE.dat-s"), std::string::npos) << missing.err;
+  // -o without its file: Boost named it '--output', which the usage does not show.
+  const Result bare = sdprl({"export-sdpa", kExample.string(), "-o"}, dir.path());
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_EQ(bare.err, "sdprl: error: sdprl export-sdpa: -o (--output) needs a file name: -o FILE.dat-s\n");
 }
 
 // export-sdpa of the example at gamma = 0.5 (an exact penalty: its largest multiplier is 3.15):

@@ -231,7 +231,14 @@ int export_sdpa(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  } catch (const po::invalid_command_line_syntax& e) {
+    // Boost names -o by its long form, which the usage line does not show.
+    if (e.kind() == po::invalid_syntax::missing_parameter && e.get_option_name() == "--output")
+      throw sdprl::Error("", "sdprl export-sdpa: -o (--output) needs a file name: -o FILE.dat-s");
+    throw;
+  }
   if (!vm.count("model") || !vm.count("output"))
     throw sdprl::Error("", "sdprl export-sdpa: expected MODEL.toml -o FILE.dat-s\n\n" + std::string(kUsage));
   sdprl::RunRequest req;
