@@ -576,6 +576,44 @@ TEST_F(BadInputTest, SmoothLossBreakingItsContract) {
       << sdprl::smooth_loss_violation(wrong_derivative);
 }
 
+// L-BFGS wrote a trace row per improving evaluation, line-search trials included: trace.csv had
+// more rows than summary.json's mm_iterations (94 against 82 on a CMVU model). One row per
+// iteration now (row 0 the start), the last row's F the final objective, X.mtx that point's.
+TEST_F(BadInputTest, LbfgsTraceHasOneRowPerIteration) {
+  // Twelve points in R^4 (CMVU): L-BFGS takes 82 iterations and 105 evaluations here.
+  write_file(dir() / "data.libsvm",
+             "1 1:1.905 2:2.12 3:2.848 4:1.931\n2 1:3.016 2:3.175 3:2.369 4:3.024\n3 1:4.26 2:4.586 3:3.188 4:3.607\n"
+             "1 1:1.181 2:2.619 3:2.387 4:1.084\n2 1:3.964 2:3.93 3:3.308 4:3.231\n3 1:3.315 2:3.03 3:4.057 4:3.119\n"
+             "1 1:1.38 2:1.484 3:1.06 4:1.928\n2 1:2.881 2:3.685 3:3.038 4:3.281\n3 1:4.0 2:4.325 3:3.915 4:3.556\n"
+             "1 1:2.995 2:2.991 3:2.68 4:2.416\n2 1:2.631 2:2.459 3:2.578 4:2.14\n3 1:4.533 2:3.801 3:4.693 4:3.773\n");
+  const fs::path file = model("[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
+                              "[loss]\ntype = \"square\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n"
+                              "[solver]\nrank = 3\nthreads = 1\n");
+  for (const std::string cap : {"2000", "60"}) {
+    const Result r = run(file, {"--set", "solver.max_mm_iterations=" + cap, "--force"});
+    ASSERT_LE(r.code, 1) << r.err;
+    const json s = json::parse(read_file(out() / "summary.json"));
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream trace(read_file(out() / "trace.csv"));
+    std::string line;
+    std::getline(trace, line);  // header
+    while (std::getline(trace, line)) {
+      std::vector<std::string> fields;
+      std::stringstream fs_(line);
+      std::string field;
+      while (std::getline(fs_, field, ',')) fields.push_back(field);
+      rows.push_back(fields);
+    }
+    ASSERT_FALSE(rows.empty());
+    const int iterations = s.at("mm_iterations").get<int>();
+    EXPECT_EQ(static_cast<int>(rows.size()), iterations + 1) << cap;
+    EXPECT_EQ(std::stoi(rows.back()[1]), iterations) << cap;
+    EXPECT_NEAR(std::stod(rows.back()[2]), s.at("objective").at("final").get<double>(),
+                1e-9 * std::abs(s.at("objective").at("final").get<double>())) << cap;
+    if (cap == "60") EXPECT_EQ(iterations, 60);
+  }
+}
+
 // A loss that throws in the middle of the solve: the message says which lambda, loss and
 // application, and the run leaves no empty output directory behind (it left one, and a message
 // naming nothing).

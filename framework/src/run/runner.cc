@@ -315,13 +315,20 @@ void write_trace(std::ostream& os, const RunResult& r) {
   {
     os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho\n";
     os << std::setprecision(12);
-    // L-BFGS rows have no tau and rho: empty fields.
+    // L-BFGS rows have no ADMM, tau or rho: empty fields (a gap of 0 read as a real one).
     auto optional = [](double x) { return std::isfinite(x) ? mm::fmt("%.12g", x) : std::string(); };
-    for (const LambdaTrial& t : r.trials)
-      for (const TraceRow& row : t.summary.trace)
-        os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ','
-           << row.admm_iterations << ',' << row.gap << ',' << row.tolerance << ',' << row.time << ','
+    for (const LambdaTrial& t : r.trials) {
+      const bool lbfgs = t.summary.solver == SolverType::kLbfgs;
+      for (const TraceRow& row : t.summary.trace) {
+        os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ',';
+        if (lbfgs)
+          os << ",,";
+        else
+          os << row.admm_iterations << ',' << row.gap << ',';
+        os << (lbfgs ? std::string() : mm::fmt("%.12g", row.tolerance)) << ',' << row.time << ','
            << optional(row.curvature_scale) << ',' << optional(row.rho) << '\n';
+      }
+    }
   }
 }
 

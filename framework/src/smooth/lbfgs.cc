@@ -10,9 +10,33 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 
 namespace sdprl::smooth {
+namespace {
+
+// The per-iteration hook LBFGSpp 0.1 lacks: its solver calls LineSearch<Scalar>::LineSearch once
+// per iteration and holds the accepted point in x and fx on return, so Nocedal-Wright's search
+// followed by a report gives trace.csv one row per iteration (a row per improving evaluation gave
+// 94 rows for 82 iterations: the line searches' trial points improve too). The report goes
+// through a thread-local pointer, as the search is a static function; one solve per thread.
+using Report = std::function<void(double, const Eigen::VectorXd&)>;
+thread_local const Report* current_report = nullptr;
+
+template <typename Scalar>
+class ReportingLineSearch {
+ public:
+  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  template <typename Foo>
+  static void LineSearch(Foo& f, Scalar& fx, Vector& x, Vector& grad, Scalar& step, const Vector& drt,
+                         const Vector& xp, const LBFGSpp::LBFGSParam<Scalar>& param) {
+    LBFGSpp::LineSearchNocedalWright<Scalar>::LineSearch(f, fx, x, grad, step, drt, xp, param);
+    if (current_report) (*current_report)(fx, x);
+  }
+};
+
+}  // namespace
 
 Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                     const SolverOptions& options, Matrix& X, const IterationCallback& callback) {
@@ -30,9 +54,24 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   Vector values, phi, dphi, y;
   Matrix Xm(n, r), grad, AX;
   long evaluations = 0;
+  bool stop = false;
+  // Row 0 is the start, row k the point L-BFGS's k-th iteration accepted: the rows after row 0
+  // count as summary.json's mm_iterations does.
+  auto add_row = [&](double fx, const Matrix& at) {
+    TraceRow row;
+    row.mm_iteration = static_cast<int>(s.trace.size());
+    row.objective = fx;
+    const double before = s.trace.empty() ? fx : s.trace.back().objective;
+    row.relative_change = s.trace.empty() ? 0.0 : std::abs(before - fx) / std::max(std::abs(before), 1e-300);
+    row.time = std::chrono::duration<double>(Clock::now() - t0).count();
+    s.trace.push_back(row);
+    if (options.verbose && (row.mm_iteration <= 1 || row.mm_iteration % options.print_every == 0))
+      std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5s  %10s  %9s  %7.2fs\n", row.mm_iteration, fx,
+                   row.relative_change, "-", "-", "-", row.time);
+    if (row.mm_iteration > 0 && callback && !callback(row, at)) stop = true;
+  };
   double best = std::numeric_limits<double>::infinity();
   Matrix best_X = X;
-  bool stop = false;
   auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) -> double {
     Xm = Eigen::Map<const Matrix>(x.data(), n, r);
     terms.evaluate(Xm, values);
@@ -51,22 +90,11 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     g = Eigen::Map<const Eigen::VectorXd>(grad.data(), n * r);
     ++evaluations;
     if (std::isfinite(fx) && fx < best) {
-      // One trace row per improvement (LBFGSpp has no per-iteration hook).
-      // Row 0 is the start (its objective is summary.json's objective.initial): the rows after it
-      // count as the iterations do (trace.csv had one row more than mm_iterations).
-      TraceRow row;
-      row.mm_iteration = static_cast<int>(s.trace.size());
-      row.objective = fx;
-      row.relative_change = std::isfinite(best) ? std::abs(best - fx) / std::max(std::abs(best), 1e-300) : 0.0;
-      row.time = std::chrono::duration<double>(Clock::now() - t0).count();
+      // The best point seen, kept when a line search fails.
       best = fx;
       best_X = Xm;
-      s.trace.push_back(row);
-      if (options.verbose && (row.mm_iteration <= 1 || row.mm_iteration % options.print_every == 0))
-        std::fprintf(stderr, "%5d  %11.6e  %10.3e  %5s  %10s  %9s  %7.2fs\n", row.mm_iteration, fx,
-                     row.relative_change, "-", "-", "-", row.time);
-      if (callback && !callback(row, best_X)) stop = true;
     }
+    if (s.trace.empty()) add_row(fx, Xm);  // row 0: the start (summary.json's objective.initial)
     // On every evaluation, not only on an improvement: with a wrong gradient none comes, and SIGTERM
     // went unheard until max_mm_iterations (82 s).
     if (options.interrupt && options.interrupt->load()) stop = true;
@@ -87,7 +115,16 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   // and the solve aborts at the start (seen on CMVU).
   param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
   param.max_linesearch = 100;
-  LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
+  LBFGSpp::LBFGSSolver<double, ReportingLineSearch> solver(param);
+  Matrix accepted;
+  const Report report = [&](double fx, const Eigen::VectorXd& x) {
+    accepted = Eigen::Map<const Matrix>(x.data(), n, r);
+    add_row(fx, accepted);
+  };
+  struct ReportScope {
+    explicit ReportScope(const Report* r) { current_report = r; }
+    ~ReportScope() { current_report = nullptr; }
+  } scope(&report);
   Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(X.data(), n * r);
   double fx = 0.0;
   if (options.verbose)
@@ -100,15 +137,18 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   s.status = SolverStatus::kConverged;
   try {
     const int iterations = solver.minimize(f, x, fx);
-    s.mm_iterations = iterations;
     if (iterations >= options.max_mm_iterations) s.status = SolverStatus::kIterationLimit;
+    // The last accepted point (the last row), not a line search's lower trial point: X.mtx, the
+    // final objective and the trace agree.
+    best_X = Eigen::Map<const Matrix>(x.data(), n, r);
   } catch (const std::exception& e) {
     // LBFGSpp ends with an exception when the line search cannot progress. At the attainable
     // accuracy (gradient tiny against F) that is convergence; otherwise it is a failure, reported
     // as such, with the best point seen kept.
-    s.mm_iterations = static_cast<int>(s.trace.size());
     Eigen::VectorXd g(n * r);
     const double f_best = f(Eigen::Map<const Eigen::VectorXd>(best_X.data(), n * r), g);
+    // The failed search's best trial point is the result: its row ends the trace.
+    if (!s.trace.empty() && f_best < s.trace.back().objective) add_row(f_best, best_X);
     const double scale = std::max({1.0, std::abs(f_best), best_X.norm()});
     if (g.norm() > 1e-6 * scale) {
       s.status = SolverStatus::kNumericalError;
@@ -124,8 +164,9 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     return s;
   }
   X = best_X;
+  s.mm_iterations = static_cast<int>(s.trace.size()) - 1;
   s.initial_objective = s.trace.front().objective;
-  s.final_objective = best;
+  s.final_objective = s.trace.back().objective;
   s.admm_iterations = 0;
   s.solve_time = std::chrono::duration<double>(Clock::now() - t0).count();
   if (model.evaluator) s.metrics = model.evaluator->evaluate(X);
