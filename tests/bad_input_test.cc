@@ -576,16 +576,44 @@ TEST_F(BadInputTest, SmoothLossBreakingItsContract) {
       << sdprl::smooth_loss_violation(wrong_derivative);
 }
 
+// Twelve labelled points in R^4 (LIBSVM), each coordinate times `scale`: a small CMVU data set.
+std::string twelve_points(double scale = 1.0) {
+  const double x[12][4] = {{1.905, 2.12, 2.848, 1.931}, {3.016, 3.175, 2.369, 3.024}, {4.26, 4.586, 3.188, 3.607},
+                           {1.181, 2.619, 2.387, 1.084}, {3.964, 3.93, 3.308, 3.231},  {3.315, 3.03, 4.057, 3.119},
+                           {1.38, 1.484, 1.06, 1.928},   {2.881, 3.685, 3.038, 3.281}, {4.0, 4.325, 3.915, 3.556},
+                           {2.995, 2.991, 2.68, 2.416},  {2.631, 2.459, 2.578, 2.14},  {4.533, 3.801, 4.693, 3.773}};
+  std::ostringstream os;
+  os.precision(17);
+  for (int i = 0; i < 12; ++i) {
+    os << 1 + i % 3;
+    for (int f = 0; f < 4; ++f) os << ' ' << f + 1 << ':' << x[i][f] * scale;
+    os << '\n';
+  }
+  return os.str();
+}
+
+// CMVU on data near 1e-150: the targets (squared distances) near 1e-300 squared to 0 in the RMSE,
+// which read 0 with no relative RMSE at all. The metrics now scale before they square.
+TEST_F(BadInputTest, TinyDataKeepsItsMetrics) {
+  const std::string text = "[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
+                           "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n[solver]\nrank = 3\n";
+  write_file(dir() / "data.libsvm", twelve_points(1e-150));
+  ASSERT_EQ(run(model(text)).code, 0);
+  const json tiny = json::parse(read_file(out() / "summary.json")).at("metrics");
+  write_file(dir() / "data.libsvm", twelve_points());
+  ASSERT_EQ(run(model(text), {"--force"}).code, 0);
+  const json unit = json::parse(read_file(out() / "summary.json")).at("metrics");
+  ASSERT_TRUE(tiny.contains("test_relative_rmse")) << tiny.dump();
+  EXPECT_NEAR(tiny.at("test_relative_rmse").get<double>(), unit.at("test_relative_rmse").get<double>(), 0.05);
+  EXPECT_NEAR(tiny.at("test_rmse").get<double>() / 1e-300, unit.at("test_rmse").get<double>(), 0.1);
+}
+
 // L-BFGS wrote a trace row per improving evaluation, line-search trials included: trace.csv had
 // more rows than summary.json's mm_iterations (94 against 82 on a CMVU model). One row per
 // iteration now (row 0 the start), the last row's F the final objective, X.mtx that point's.
 TEST_F(BadInputTest, LbfgsTraceHasOneRowPerIteration) {
   // Twelve points in R^4 (CMVU): L-BFGS takes 82 iterations and 105 evaluations here.
-  write_file(dir() / "data.libsvm",
-             "1 1:1.905 2:2.12 3:2.848 4:1.931\n2 1:3.016 2:3.175 3:2.369 4:3.024\n3 1:4.26 2:4.586 3:3.188 4:3.607\n"
-             "1 1:1.181 2:2.619 3:2.387 4:1.084\n2 1:3.964 2:3.93 3:3.308 4:3.231\n3 1:3.315 2:3.03 3:4.057 4:3.119\n"
-             "1 1:1.38 2:1.484 3:1.06 4:1.928\n2 1:2.881 2:3.685 3:3.038 4:3.281\n3 1:4.0 2:4.325 3:3.915 4:3.556\n"
-             "1 1:2.995 2:2.991 3:2.68 4:2.416\n2 1:2.631 2:2.459 3:2.578 4:2.14\n3 1:4.533 2:3.801 3:4.693 4:3.773\n");
+  write_file(dir() / "data.libsvm", twelve_points());
   const fs::path file = model("[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
                               "[loss]\ntype = \"square\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n"
                               "[solver]\nrank = 3\nthreads = 1\n");

@@ -13,14 +13,13 @@
 namespace sdprl::mc {
 namespace {
 
+// Eigen's stableNorm scales before it squares: errors near 1e-160 do not underflow to an RMSE of 0.
 double rmse(const EntrySet& set, const Matrix& X) {
   if (set.rows.empty()) return std::nan("");
-  double sum = 0.0;
-  for (std::size_t k = 0; k < set.rows.size(); ++k) {
-    const double e = X.row(set.rows[k]).dot(X.row(set.cols[k])) - set.values[k];
-    sum += e * e;
-  }
-  return std::sqrt(sum / static_cast<double>(set.rows.size()));
+  Vector e(static_cast<Index>(set.rows.size()));
+  for (std::size_t k = 0; k < set.rows.size(); ++k)
+    e[static_cast<Index>(k)] = X.row(set.rows[k]).dot(X.row(set.cols[k])) - set.values[k];
+  return e.stableNorm() / std::sqrt(static_cast<double>(e.size()));
 }
 
 // The RMSE of a held-out set as HeldOutEvaluator takes it (none for an empty set).
