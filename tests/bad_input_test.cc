@@ -638,8 +638,26 @@ TEST_F(BadInputTest, LbfgsTraceHasOneRowPerIteration) {
     EXPECT_EQ(std::stoi(rows.back()[1]), iterations) << cap;
     EXPECT_NEAR(std::stod(rows.back()[2]), s.at("objective").at("final").get<double>(),
                 1e-9 * std::abs(s.at("objective").at("final").get<double>())) << cap;
-    if (cap == "60") EXPECT_EQ(iterations, 60);
+    if (cap == "60") {
+      EXPECT_EQ(iterations, 60);
+    }
   }
+}
+
+// An L-BFGS line search that ends on a NaN point (its last trial): the run went on with NaN rows
+// for 2000 iterations and then failed to write X.mtx (exit 2, no summary). It stops with
+// numerical_error (exit 3), the best finite point as X.mtx, and a complete summary.
+TEST_F(BadInputTest, LbfgsReachingNaNKeepsTheBestFinitePoint) {
+  const std::string observations = "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1e100\n2 2 1\n1 2 2\n";
+  const fs::path file = model(file_model("", "square", "rank = 1\n"), observations);
+  const Result r = run(file);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("L-BFGS reached a non-finite objective or iterate; the factor is the best finite point seen"),
+            std::string::npos) << r.err;
+  const json s = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(s.at("status"), "numerical_error");
+  EXPECT_TRUE(std::isfinite(s.at("objective").at("final").get<double>()));
+  for (double x : sdprl::testing_support::matrix_market_values(out() / "X.mtx")) EXPECT_TRUE(std::isfinite(x));
 }
 
 // A loss that throws in the middle of the solve: the message says which lambda, loss and

@@ -59,6 +59,9 @@ class SDPRL_API PluginHost {
   // and create_application() load the first, the others are shadowed by it (a user's plugin
   // named like a built-in one). Empty when there is none.
   std::vector<std::filesystem::path> candidates(PluginKind kind, const std::string& name) const;
+  // True when `file` comes from a path the user named (the explicit paths, $SDPRL_PLUGIN_PATH),
+  // not from the program's own or the install directory.
+  bool from_user_paths(const std::filesystem::path& file) const;
 
   // Reads and checks the descriptor of one file (loads it). Throws Error on any mismatch.
   static PluginInfo inspect(const std::filesystem::path& file);

@@ -12,6 +12,7 @@
 #include "admm/admm.h"
 #include "mm/certificate.h"
 #include "mm/checkpointer.h"
+#include "sdprl/terms/all_entries_terms.h"
 #include "mm/iteration_log.h"
 #include "mm/loop_support.h"
 #include "mm/step_acceptance.h"
@@ -146,6 +147,9 @@ class MmLoop {
   // targets() call.
   double value_at_zero() const {
     if (!std::isnan(value_at_zero_)) return value_at_zero_;
+    // Zero targets (sparse PCA) give F(0) = 0 without their n^2-vector (3.2 GB at n = 20000).
+    if (const auto* all = dynamic_cast<const AllEntriesTerms*>(model_.terms.get()); all && all->zero_targets())
+      return value_at_zero_ = 0.0;
     const Vector& t = model_.terms->targets();
     constexpr Index kChunk = 4096;
     Vector a, phi, dphi;

@@ -30,9 +30,10 @@ StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, d
   // sums that overflowed (sparse PCA on data near 1e80 rose from F = -8e160 to 0 within eps_1 =
   // |F_0| and ended "converged"), so no rise beyond rounding is explained then.
   const bool finite_gap = std::isfinite(gap);
-  if (f_next > f + (finite_gap ? eps : 0.0)) {
+  const double rounding = 1e-12 * std::max(std::abs(f), std::abs(f_next));
+  if (f_next > f + (finite_gap ? eps : rounding)) {
     v.violation = true;
-    const double bound = (finite_gap ? std::max(eps, gap) : 0.0) + 1e-12 * std::max(std::abs(f), std::abs(f_next));
+    const double bound = (finite_gap ? std::max(eps, gap) : 0.0) + rounding;
     if (f_next > f + bound) {
       v.kind = StepVerdict::kFault;
       v.message = "the objective rose at MM iteration " + std::to_string(k) + " from " + fmt("%.17g", f) + " to " +
@@ -42,7 +43,7 @@ StepVerdict judge_step(int k, double f, double f_next, double surrogate_value, d
                                     "plugin whose values and derivatives disagree?)"
                               : "after an ADMM whose duality gap was " + fmt("%g", gap) +
                                     ", which bounds no rise: its sums overflowed (data whose squares or products "
-                                    "pass 1e308? rescale them)") +
+                                    "pass 1e308? rescale them), or a constraint's support function was infinite") +
                   "; the factor is the last good iterate";
     }
   }

@@ -211,21 +211,37 @@ std::string PluginHost::file_name(PluginKind kind, const std::string& name) {
   return std::string("sdprl-") + to_string(kind) + "-" + name + ".so";
 }
 
-std::vector<fs::path> PluginHost::search_directories() const {
-  std::vector<fs::path> candidates;
-  for (const auto& path : explicit_paths_) {
-    if (!path.empty() && !is_explicit_file(path)) candidates.push_back(path);
+namespace {
+// The directories a user names: explicit ones (--plugin-path, [plugins] path) and $SDPRL_PLUGIN_PATH's.
+std::vector<fs::path> user_directories(const std::vector<fs::path>& explicit_paths) {
+  std::vector<fs::path> directories;
+  for (const auto& path : explicit_paths) {
+    if (!path.empty() && !is_explicit_file(path)) directories.push_back(path);
   }
   if (const char* env = std::getenv("SDPRL_PLUGIN_PATH")) {
     std::string_view rest(env);
     while (true) {
       const std::size_t colon = rest.find(':');
       const std::string_view entry = rest.substr(0, colon);
-      if (!entry.empty()) candidates.emplace_back(std::string(entry));
+      if (!entry.empty()) directories.emplace_back(std::string(entry));
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
     }
   }
+  return directories;
+}
+}  // namespace
+
+bool PluginHost::from_user_paths(const fs::path& file) const {
+  for (const auto& path : explicit_paths_)
+    if (!path.empty() && is_explicit_file(path) && normalized(path) == normalized(file)) return true;
+  for (const auto& directory : user_directories(explicit_paths_))
+    if (normalized(directory) == normalized(file.parent_path())) return true;
+  return false;
+}
+
+std::vector<fs::path> PluginHost::search_directories() const {
+  std::vector<fs::path> candidates = user_directories(explicit_paths_);
   boost::dll::fs::error_code ec;
   const fs::path program = boost::dll::program_location(ec);
   if (!ec && !program.empty()) {

@@ -418,7 +418,9 @@ RunResult run_model(const RunRequest& request) {
     const std::vector<std::filesystem::path> files = host.candidates(kind, name);
     if (files.empty()) continue;  // (create_* found it: not reached)
     result.plugins.push_back(PluginHost::inspect(files.front()));
-    if (files.size() > 1 && !req.quiet && processes::writer())
+    result.plugins.back().file = std::filesystem::absolute(files.front());
+    // (A build tree's plugins before an installed copy's are no user's choice: not said.)
+    if (files.size() > 1 && host.from_user_paths(files.front()) && !req.quiet && processes::writer())
       std::fprintf(stderr, "sdprl: note: the %s plugin '%s' is %s, which comes first in the search order; %s is not used\n",
                    to_string(kind), name.c_str(), files.front().c_str(), files[1].c_str());
   }
@@ -599,7 +601,10 @@ RunResult run_model(const RunRequest& request) {
   // nothing: they go to the checkpoint, as an interrupt's do, and the message says how to go on.
   // Returns what the message adds; nothing when no finished work is on disk.
   auto keep_finished = [&](std::size_t i) -> std::string {
-    const bool on_disk = state_saved || (resumed && i == first) || (i > first && write_checkpoint(nullptr));
+    // Not on the other processes, which write nothing; not for a resumed lambda that failed before
+    // saving anything new (its checkpoint may be what failed: resuming it again would repeat that).
+    if (!writer) return "";
+    const bool on_disk = state_saved || (i > first && write_checkpoint(nullptr));
     if (!on_disk) return "";
     const std::size_t finished = result.trials.size();
     const std::string resume = ": `sdprl run --resume " + out_dir.string() + "` continues from lambda = " +
@@ -649,6 +654,9 @@ RunResult run_model(const RunRequest& request) {
                      a.dual_infeasibility,
                      a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
       }
+      // Inside: an application's validation that throws is a plugin failing mid-grid too.
+      trial.validation_error = model.evaluator && model.evaluator->has_validation()
+                                   ? model.evaluator->validation_error(X) : std::nan("");
     } catch (const Error& e) {
       throw Error(e.where(), e.message() + keep_finished(i));
     } catch (const std::bad_alloc&) {
@@ -671,8 +679,6 @@ RunResult run_model(const RunRequest& request) {
                   std::string("a plugin failed during the solve (loss '") + result.loss + "', application '" +
                       result.application + "'): " + e.what() + keep_finished(i));
     }
-    trial.validation_error = model.evaluator && model.evaluator->has_validation()
-                                 ? model.evaluator->validation_error(X) : std::nan("");
     if (!req.quiet && lambdas.size() > 1)
       std::fprintf(stderr, "lambda = %g: validation error %.6g\n", lambda, trial.validation_error);
     // The grid's choice: the lowest finite validation error (the first trial if none is finite).

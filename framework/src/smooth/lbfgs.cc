@@ -21,7 +21,9 @@ namespace {
 // followed by a report gives trace.csv one row per iteration (a row per improving evaluation gave
 // 94 rows for 82 iterations: the line searches' trial points improve too). The report goes
 // through a thread-local pointer, as the search is a static function; one solve per thread.
-using Report = std::function<void(double, const Eigen::VectorXd&)>;
+// The report returns true to stop the run: the search then zeroes the gradient, which ends LBFGSpp
+// at its next test, before another iteration.
+using Report = std::function<bool(double, const Eigen::VectorXd&)>;
 thread_local const Report* current_report = nullptr;
 
 template <typename Scalar>
@@ -32,7 +34,7 @@ class ReportingLineSearch {
   static void LineSearch(Foo& f, Scalar& fx, Vector& x, Vector& grad, Scalar& step, const Vector& drt,
                          const Vector& xp, const LBFGSpp::LBFGSParam<Scalar>& param) {
     LBFGSpp::LineSearchNocedalWright<Scalar>::LineSearch(f, fx, x, grad, step, drt, xp, param);
-    if (current_report) (*current_report)(fx, x);
+    if (current_report && (*current_report)(fx, x)) grad.setZero();
   }
 };
 
@@ -117,13 +119,22 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
   param.max_linesearch = 100;
   LBFGSpp::LBFGSSolver<double, ReportingLineSearch> solver(param);
   Matrix accepted;
+  // A point that is not finite gets no row: the run stops there with the best finite point (a
+  // search that ends on NaN returns its last trial, and LBFGSpp went on with NaN rows).
+  bool diverged = false;
   const Report report = [&](double fx, const Eigen::VectorXd& x) {
+    if (!std::isfinite(fx) || !x.allFinite()) {
+      diverged = stop = true;
+      return true;
+    }
     accepted = Eigen::Map<const Matrix>(x.data(), n, r);
     add_row(fx, accepted);
+    return stop;
   };
-  struct ReportScope {
-    explicit ReportScope(const Report* r) { current_report = r; }
-    ~ReportScope() { current_report = nullptr; }
+  struct ReportScope {  // restores the outer solve's report (a callback may solve again)
+    explicit ReportScope(const Report* r) : outer(current_report) { current_report = r; }
+    ~ReportScope() { current_report = outer; }
+    const Report* outer;
   } scope(&report);
   Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(X.data(), n * r);
   double fx = 0.0;
@@ -140,7 +151,7 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     if (iterations >= options.max_mm_iterations) s.status = SolverStatus::kIterationLimit;
     // The last accepted point (the last row), not a line search's lower trial point: X.mtx, the
     // final objective and the trace agree.
-    best_X = Eigen::Map<const Matrix>(x.data(), n, r);
+    if (!diverged) best_X = Eigen::Map<const Matrix>(x.data(), n, r);
   } catch (const std::exception& e) {
     // LBFGSpp ends with an exception when the line search cannot progress. At the attainable
     // accuracy (gradient tiny against F) that is convergence; otherwise it is a failure, reported
@@ -148,7 +159,7 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
     Eigen::VectorXd g(n * r);
     const double f_best = f(Eigen::Map<const Eigen::VectorXd>(best_X.data(), n * r), g);
     // The failed search's best trial point is the result: its row ends the trace.
-    if (!s.trace.empty() && f_best < s.trace.back().objective) add_row(f_best, best_X);
+    if (!s.trace.empty() && !(f_best >= s.trace.back().objective)) add_row(f_best, best_X);
     const double scale = std::max({1.0, std::abs(f_best), best_X.norm()});
     if (g.norm() > 1e-6 * scale) {
       s.status = SolverStatus::kNumericalError;
@@ -157,7 +168,14 @@ Summary solve_lbfgs(const Model& model, const Loss& loss, const RegularizationWe
       s.message = std::string("L-BFGS stopped at the attainable accuracy: ") + e.what();
     }
   }
-  if (stop) s.status = SolverStatus::kInterrupted;
+  if (diverged) {
+    // The best finite point seen is the result; its row ends the trace when it is no accepted one.
+    if (best < s.trace.back().objective) add_row(best, best_X);
+    s.status = SolverStatus::kNumericalError;
+    s.message = "L-BFGS reached a non-finite objective or iterate; the factor is the best finite point seen";
+  } else if (stop) {
+    s.status = SolverStatus::kInterrupted;
+  }
   if (!std::isfinite(best)) {
     s.status = SolverStatus::kNumericalError;
     s.message = "no finite objective value";

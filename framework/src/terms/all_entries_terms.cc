@@ -280,6 +280,7 @@ AllEntriesTerms::AllEntriesTerms(Index n) : n_(n) {
 }
 
 AllEntriesTerms::AllEntriesTerms(Index n, const Matrix& targets) : AllEntriesTerms(n) {
+  zero_ = false;
   targets_.setZero(n * n);
   if (targets.rows() != n || targets.cols() != n)
     throw Error("", "all-entries terms: targets are " + std::to_string(targets.rows()) + " x " +

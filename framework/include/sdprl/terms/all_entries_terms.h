@@ -45,6 +45,8 @@ class SDPRL_API AllEntriesTerms final : public ConstraintSet {
   Index dimension() const override { return n_; }
   Index size() const override { return n_ * n_; }
   const Vector& targets() const override;
+  // True for AllEntriesTerms(n): the targets are zeros that need not be formed to be read.
+  bool zero_targets() const { return zero_; }
   // values = vec(X X^T), exactly symmetric (the row-split linearisation relies on it).
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
@@ -52,6 +54,7 @@ class SDPRL_API AllEntriesTerms final : public ConstraintSet {
 
  private:
   Index n_;
+  bool zero_ = true;
   mutable Vector targets_;  // empty while the targets are the implicit zeros of AllEntriesTerms(n)
 };
 
