@@ -600,7 +600,8 @@ RunResult run_model(const RunRequest& request) {
   // A lambda that fails (a plugin throwing, memory running out) after others finished loses
   // nothing: they go to the checkpoint, as an interrupt's do, and the message says how to go on.
   // Returns what the message adds; nothing when no finished work is on disk.
-  auto keep_finished = [&](std::size_t i) -> std::string {
+  // (`lambda` is lambdas[i], passed: a structured binding cannot be captured in C++17.)
+  auto keep_finished = [&](std::size_t i, double lambda) -> std::string {
     // Not on the other processes, which write nothing; not for a resumed lambda that failed before
     // saving anything new (its checkpoint may be what failed: resuming it again would repeat that).
     if (!writer) return "";
@@ -608,7 +609,7 @@ RunResult run_model(const RunRequest& request) {
     if (!on_disk) return "";
     const std::size_t finished = result.trials.size();
     const std::string resume = ": `sdprl run --resume " + out_dir.string() + "` continues from lambda = " +
-                               mm::fmt("%g", lambdas[i]);
+                               mm::fmt("%g", lambda);
     if (finished == 0) return ". Its last checkpoint is kept" + resume;
     return ". " + (finished == 1 ? std::string("The lambda") : std::to_string(finished) + " lambdas") +
            " finished before it " + (finished == 1 ? "is" : "are") + " kept" +
@@ -658,7 +659,7 @@ RunResult run_model(const RunRequest& request) {
       trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                    ? model.evaluator->validation_error(X) : std::nan("");
     } catch (const Error& e) {
-      throw Error(e.where(), e.message() + keep_finished(i));
+      throw Error(e.where(), e.message() + keep_finished(i, lambda));
     } catch (const std::bad_alloc&) {
       // The solver's state grows with the terms times the rank: about 8 (2 r + 3) bytes per term
       // (the row-split ADMM's two half-terms, their multipliers and P rows; 1.2 GB for 11.5M terms
@@ -672,12 +673,12 @@ RunResult run_model(const RunRequest& request) {
           << model.terms->dimension() << " and rank " << rank << " needs about " << need / 1e9
           << " GB, more than this process could allocate; lower solver.rank, use fewer data, or raise the "
              "process's memory limit";
-      throw Error("solver", why.str() + keep_finished(i));
+      throw Error("solver", why.str() + keep_finished(i, lambda));
     } catch (const std::exception& e) {
       // Only a plugin (the loss, the model's terms or evaluator) throws what is no sdprl::Error here.
       throw Error("lambda = " + mm::fmt("%g", lambda),
                   std::string("a plugin failed during the solve (loss '") + result.loss + "', application '" +
-                      result.application + "'): " + e.what() + keep_finished(i));
+                      result.application + "'): " + e.what() + keep_finished(i, lambda));
     }
     if (!req.quiet && lambdas.size() > 1)
       std::fprintf(stderr, "lambda = %g: validation error %.6g\n", lambda, trial.validation_error);
