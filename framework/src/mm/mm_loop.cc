@@ -288,8 +288,12 @@ class MmLoop {
   Next judge(int k, const Trial& t, double eps) {
     if (!std::isfinite(t.f_next) || !X_next_.allFinite()) {
       summary_.status = SolverStatus::kNumericalError;
-      summary_.message = "non-finite objective at MM iteration " + std::to_string(k) +
-                         "; the factor is the last finite iterate";
+      // F(X_k) was finite, so the step overflowed: the surrogate's products grow as X^4 (CMVU data
+      // near 1e100, F = 7e200 at the start, ended here), which data of unit scale keeps far away.
+      summary_.message = "non-finite objective at MM iteration " + std::to_string(k) + " (F(X_k) = " +
+                         fmt("%.3g", loop_.f) +
+                         "): the step overflowed; data or parameters far from unit scale? rescale them; the "
+                         "factor is the last finite iterate";
       surrogate_->update(X_);
       return Next::kStop;
     }
