@@ -71,6 +71,10 @@ class SDPRL_API PluginHost {
 
  private:
   std::filesystem::path locate(PluginKind kind, const std::string& name) const;
+  // The files that serve kind/name in the search order (all of them, or the first); `tried` gets
+  // every path looked at.
+  std::vector<std::filesystem::path> search(PluginKind kind, const std::string& name, bool all,
+                                            std::vector<std::filesystem::path>* tried) const;
   std::vector<std::filesystem::path> explicit_paths_;
 };
 

@@ -345,28 +345,48 @@ std::vector<PluginInfo> PluginHost::discover(std::vector<Skipped>* skipped) cons
   return found;
 }
 
-fs::path PluginHost::locate(PluginKind kind, const std::string& name) const {
+std::vector<fs::path> PluginHost::search(PluginKind kind, const std::string& name, bool all,
+                                         std::vector<fs::path>* tried) const {
   const std::string wanted = file_name(kind, name);
-  std::vector<fs::path> tried;
+  std::vector<fs::path> files;
+  // A directory listed twice (the executable's and $SDPRL_PLUGIN_PATH's) gives its file once.
+  std::set<fs::path> seen;
+  auto add = [&](const fs::path& file) {
+    std::error_code ec;
+    const fs::path key = fs::weakly_canonical(file, ec);
+    if (seen.insert(ec ? file : key).second) files.push_back(file);
+    return !all;  // stop at the first
+  };
 
-  // Explicit files first: the one whose descriptor declares this kind and name.
+  // Explicit files first: those whose descriptor declares this kind and name.
   for (const auto& path : explicit_paths_) {
     if (path.empty() || !is_explicit_file(path)) continue;
-    tried.push_back(path);
+    if (tried) tried->push_back(path);
     try {
       const PluginInfo info = inspect(path);
-      if (info.kind == kind && info.name == name) return path;
+      if (info.kind == kind && info.name == name && add(path)) return files;
     } catch (const std::exception&) {
-      // A file named for exactly this plugin that fails its check: report why, do not hide it.
-      if (path.filename() == wanted) throw;
+      // A file named for exactly this plugin that fails its check, before any that serves:
+      // report why, do not hide it.
+      if (files.empty() && path.filename() == wanted) throw;
     }
   }
 
   for (const auto& directory : search_directories()) {
     const fs::path candidate = directory / wanted;
-    tried.push_back(candidate);
-    if (is_loadable_candidate(candidate)) return candidate;
+    if (tried) tried->push_back(candidate);
+    if (is_loadable_candidate(candidate) && add(candidate)) return files;
   }
+  return files;
+}
+
+std::vector<fs::path> PluginHost::candidates(PluginKind kind, const std::string& name) const {
+  return search(kind, name, true, nullptr);
+}
+
+fs::path PluginHost::locate(PluginKind kind, const std::string& name) const {
+  std::vector<fs::path> tried;
+  if (const std::vector<fs::path> files = search(kind, name, false, &tried); !files.empty()) return files.front();
 
   std::string message = std::string("no ") + to_string(kind) + " plugin named '" + name +
                         "'; searched: ";
@@ -383,32 +403,6 @@ fs::path PluginHost::locate(PluginKind kind, const std::string& name) const {
   }
   if (found.empty()) message += "none";
   throw Error("", message);
-}
-
-std::vector<fs::path> PluginHost::candidates(PluginKind kind, const std::string& name) const {
-  // The order of locate(); a directory listed twice (the executable's and $SDPRL_PLUGIN_PATH's)
-  // gives its file once.
-  std::vector<fs::path> files;
-  std::set<fs::path> seen;
-  auto add = [&](const fs::path& file) {
-    std::error_code ec;
-    const fs::path key = fs::weakly_canonical(file, ec);
-    if (seen.insert(ec ? file : key).second) files.push_back(file);
-  };
-  for (const auto& path : explicit_paths_) {
-    if (path.empty() || !is_explicit_file(path)) continue;
-    try {
-      const PluginInfo info = inspect(path);
-      if (info.kind == kind && info.name == name) add(path);
-    } catch (const std::exception&) {
-      // Not a plugin: serves nothing.
-    }
-  }
-  for (const auto& directory : search_directories()) {
-    const fs::path candidate = directory / file_name(kind, name);
-    if (is_loadable_candidate(candidate)) add(candidate);
-  }
-  return files;
 }
 
 std::shared_ptr<Loss> PluginHost::create_loss(const std::string& name,
