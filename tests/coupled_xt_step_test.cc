@@ -135,13 +135,23 @@ TEST(CoupledXtStep, AutomaticPreconditionerFollowsTheBlocksSize) {
     Model model;
     model.terms = entry_terms(random_entries(300, 4000, 5));
     std::mt19937_64 rng(6);
+    const Matrix X = random_matrix(300, rank, 1.0, rng);
+    {
+      // Unconstrained entry terms with a diagonal B: the dual coordinate step, no CG at all.
+      Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, rank);
+      h.update(X);
+      Admm admm(h, 2.0, options);
+      admm.prepare();
+      EXPECT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate) << rank;
+    }
+    // Under a constraint the ADMM's Xt-step: linearised while the blocks fit, CG past the budget.
+    model.constraint = std::make_shared<Nonnegative>();
     Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, rank);
-    h.update(random_matrix(300, rank, 1.0, rng));
+    h.update(X.cwiseAbs());
     Admm admm(h, 2.0, options);
     admm.prepare();
     const bool too_large = 8.0 * 300 * rank * rank > kBlockPreconditionerBytes;
     EXPECT_EQ(admm.row_scaled_preconditioner(), too_large) << rank;
-    // The automatic coupled step: linearised while the blocks fit, CG past the budget.
     EXPECT_EQ(admm.xt_step()->linearized(), !too_large) << rank;
   }
 }
@@ -154,6 +164,7 @@ TEST(CoupledXtStep, PreconditionerAgeCountsPreparesAndRefreshes) {
   AdmmOptions options;
   options.split = SplitMode::kCoupled;
   options.preconditioner_refresh = 3;
+  options.coupled_step = CoupledStep::kCg;
   Surrogate h(p.model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 4);
   h.update(p.X0);
   Admm admm(h, 2.0, options);

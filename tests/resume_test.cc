@@ -199,7 +199,8 @@ TEST_F(ResumeTest, InterruptAnOverrelaxedRunThenResumeEndsWithTheUninterruptedRe
   interrupt_and_resume({{"model.synthetic.m", "300"},
                         {"loss.type", "l1"},
                         {"solver.relative_tolerance", "1e-8"},
-                        {"solver.admm.xt_step", "coupled"}},
+                        {"solver.admm.xt_step", "coupled"},
+                        {"solver.admm.coupled_step", "linearized"}},
                        400);
 }
 
@@ -219,7 +220,14 @@ TEST_F(ResumeTest, InterruptMidwayAlongThePenaltyPathThenResumeEndsWithTheUninte
 // file carries both (format 3), so the resumed run is still the uninterrupted one; the stop at
 // step 21 lands inside the life of the preconditioner built at step 17.
 TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedResult) {
-  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}}, 21);
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "cg"}}, 21);
+}
+
+// The dual coordinate step (the automatic coupled step on entry terms, docs/method.md section 3.9)
+// carries its multipliers alone: M = G + P*(nu) is rebuilt at every MM step, so the checkpoint's nu
+// is all a resumed run needs to take the same steps.
+TEST_F(ResumeTest, InterruptADualCoordinateRunThenResumeEndsWithTheUninterruptedResult) {
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 21);
 }
 
 // Auto's finish balances rho in its long ADMM runs (docs/method.md section 3.8) and the next MM
@@ -228,7 +236,11 @@ TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedR
 // resumed run ends with the uninterrupted one's X and counts.
 TEST_F(ResumeTest, InterruptAutosFinishAfterRhoWasBalancedThenResumeEndsWithTheUninterruptedResult) {
   interrupt_and_resume(
-      {{"model.synthetic.m", "300"}, {"solver.admm.xt_step", "auto"}, {"solver.stationarity_tolerance", "1e-4"}}, 191);
+      {{"model.synthetic.m", "300"},
+       {"solver.admm.xt_step", "auto"},
+       {"solver.admm.coupled_step", "linearized"},
+       {"solver.stationarity_tolerance", "1e-4"}},
+      191);
   const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
   EXPECT_GT(s.at("rho").get<double>(), 4.0) << "rho was not balanced: the test checks nothing new";
 }

@@ -96,16 +96,25 @@ INSTANTIATE_TEST_SUITE_P(
              Kind::kCgBlocks},
         Case{"cg_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kCgSharedBlock},
-        // The automatic coupled step is the linearised one where B is diagonal and the blocks fit
-        // the budget, whatever CG's preconditioner is set to (large blocks: CoupledXtStep tests).
+        // The automatic coupled step on unconstrained entry terms with B diagonal: the dual
+        // coordinate step, whatever CG's preconditioner is set to.
+        Case{"dual_coordinate", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, false,
+             Kind::kDualCoordinate, CoupledStep::kAuto},
+        Case{"dual_coordinate_whatever_cg_preconditioner", false, SplitMode::kCoupled, true,
+             CgPreconditioner::kRowScaled, false, Kind::kDualCoordinate, CoupledStep::kAuto},
+        // Elsewhere it is the linearised one where B is diagonal and the blocks fit the budget,
+        // whatever CG's preconditioner is set to (large blocks: CoupledXtStep tests).
         Case{"linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, false,
-             Kind::kLinearizedBlocks, CoupledStep::kAuto},
+             Kind::kLinearizedBlocks, CoupledStep::kLinearized},
         Case{"constrained_linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
              Kind::kLinearizedBlocks, CoupledStep::kAuto},
         Case{"linearized_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kLinearizedSharedBlock, CoupledStep::kLinearized},
         Case{"linearized_whatever_cg_preconditioner", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled,
-             false, Kind::kLinearizedBlocks, CoupledStep::kAuto}),
+             true, Kind::kLinearizedBlocks, CoupledStep::kAuto},
+        // The coordinate step asked for where it does not apply (a constraint): as automatic.
+        Case{"dual_coordinate_under_a_constraint", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
+             Kind::kLinearizedBlocks, CoupledStep::kDualCoordinate}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // A constraint whose projection couples rows (a Frobenius ball) keeps the generic constraint split

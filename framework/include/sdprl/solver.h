@@ -59,6 +59,8 @@ enum class CoupledStep {
   kCg,          // each ADMM iteration solves (2B + rho P*P + rho_k I) D = rhs by preconditioned CG
   kLinearized,  // each ADMM iteration solves the row blocks of a majorant of that matrix, with the
                 // proximal correction that keeps the exact surrogate's fixed points (where it applies)
+  kDualCoordinate,  // no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the
+                    // terms per iteration (entry terms, B diagonal, no constraint; else as kAuto)
 };
 SDPRL_API const char* to_string(CoupledStep step);
 SDPRL_API bool from_string(const std::string& text, CoupledStep* step);

@@ -310,7 +310,9 @@ int Admm::run(AdmmState& st, double eps) {
   // the carried adjoints. Not on the fused row pass (its state is packed per row), nor under a
   // constraint (mu and Y would belong to z), nor on the dense pass (which keeps no P(D) or P*(b - e)).
   std::optional<Anderson> anderson;
-  const bool accelerate = options_.anderson_memory > 0 && !constraint_ && !fused() && !dense();
+  // Nor on the dual coordinate step, which has no rho and whose sweeps ascend the dual monotonically.
+  const bool coordinate = xt_ && xt_->kind() == xt_step::Kind::kDualCoordinate;
+  const bool accelerate = options_.anderson_memory > 0 && !constraint_ && !fused() && !dense() && !coordinate;
   // Residual balancing of an automatic rho (AdmmOptions::adaptive_rho; docs/method.md section
   // 3.8) at every kRhoEvery-th iteration: the long runs are where the rho chosen at the first MM
   // step for the row-split surrogate is far from the exact surrogate's (the quickstart's finish at
@@ -321,7 +323,7 @@ int Admm::run(AdmmState& st, double eps) {
   // run slowed every later step (SDPLIB's mcp124-1: 1192 MM steps against 526). Under a
   // constraint split only rho moves (rho_k keeps its rule), and the dual residual gains mu: SNMF's
   // finish took 400 to 900 iterations per MM step instead of the 1000 cap.
-  const bool adapt = options_.adaptive_rho && options_.rho == 0.0 && !fused() &&
+  const bool adapt = options_.adaptive_rho && options_.rho == 0.0 && !fused() && !coordinate &&
                      !s_.linearization().rows_decoupled();
   while (t < min_t || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
     // An iteration before the min_t-th cannot end the run: its gap (under a constraint one more

@@ -260,7 +260,10 @@ std::vector<SolverOption> make_table() {
        choice("linearized", CoupledStep::kLinearized,
               "each ADMM iteration solves the row blocks of a majorant of the coupled system, with the "
               "proximal correction that keeps the exact surrogate's fixed points, whatever the blocks' size "
-              "(cg where B is not diagonal)")},
+              "(cg where B is not diagonal)"),
+       choice("dual-cd", CoupledStep::kDualCoordinate,
+              "no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the terms per "
+              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere as auto)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md section 3.4)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,

@@ -48,7 +48,8 @@ constexpr Name<CgPreconditioner> kPreconditionerNames[] = {{CgPreconditioner::kA
                                                            {CgPreconditioner::kBlocks, "blocks"},
                                                            {CgPreconditioner::kRowScaled, "row-scaled"}};
 constexpr Name<CoupledStep> kCoupledStepNames[] = {
-    {CoupledStep::kAuto, "auto"}, {CoupledStep::kCg, "cg"}, {CoupledStep::kLinearized, "linearized"}};
+    {CoupledStep::kAuto, "auto"}, {CoupledStep::kCg, "cg"}, {CoupledStep::kLinearized, "linearized"},
+    {CoupledStep::kDualCoordinate, "dual-cd"}};
 constexpr Name<SolverType> kSolverNames[] = {
     {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"}};
 constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "converged"},

@@ -63,6 +63,14 @@ class EntryLinearization final : public TermLinearization,
   bool shared_gram_block(Matrix&) const override { return false; }
   const double* local_offsets() const override { return b_.data(); }
 
+  // For the dual coordinate step (xt_step/dual_coordinate.h), in coupled mode: term k is
+  // (terms().rows()[k], terms().cols()[k]) with P_k = (s_k / 2)(e_i x_j^T + e_j x_i^T), or
+  // s_k e_i x_i^T when i = j, for s = term_scales() (the loss weights) and x the rows of point().
+  SplitMode mode() const { return mode_; }
+  const EntryTerms& terms() const { return terms_; }
+  const Vector& term_scales() const { return scale_; }
+  const Matrix& point() const { return X_; }
+
  private:
   // The row stride of the gather's copy of X: r rounded up to 2, 4 or 8 doubles (16, 32 or 64
   // bytes), so that with a 64-byte aligned base no row of a rank up to 8 straddles two cache lines.

@@ -22,6 +22,9 @@
 //                   else lambda (2B + rho K + rho_k I) with lambda estimated by power iteration;
 //                   one block solve per iteration instead of CG, and the same fixed points, those
 //                   of the exact surrogate (docs/method.md section 3.4)
+//   kDualCoordinate coupled, entry terms, diagonal B, no constraint: no linear system at all; each
+//                   iteration is one sweep of exact coordinate ascent on the surrogate's dual and
+//                   the primal point it gives (xt_step/dual_coordinate.h, docs/method.md section 3.9)
 //
 // and the constrained variant (constrained() true), which wraps one of them: the constraint
 // split's penalty rho_k joins the matrix, and its factors are rebuilt at every MM step.
@@ -55,7 +58,8 @@ enum class Kind {
   kCgSharedBlock,
   kCgRowScaled,
   kLinearizedBlocks,
-  kLinearizedSharedBlock
+  kLinearizedSharedBlock,
+  kDualCoordinate
 };
 SDPRL_API const char* to_string(Kind kind);
 

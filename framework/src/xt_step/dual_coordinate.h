@@ -1,0 +1,60 @@
+// Internal: the kDualCoordinate strategy (xt_step/xt_step.h). The exact surrogate of entry terms
+// (coupled mode) with a diagonal B and no constraint, minimised through its dual (mm/surrogate.h)
+//
+//   max over |nu_h| <= 2 of  D(nu) = c + <nu, b> - (1/4) sum_i |M_i|^2 / B_ii,   M = G + P*(nu),
+//
+// by exact maximisation over one nu_h at a time (dual coordinate ascent). Term h = (i, j) has
+// P_h = (w_h / 2)(e_i x_j^T + e_j x_i^T), so its coordinate is a one-dimensional concave quadratic
+// on an interval, maximised in closed form, and the update changes rows i and j of M alone: O(r)
+// per term, the cost of a row-split ADMM iteration per sweep, with no rho and no linear system.
+// Each run() iteration is one sweep over all terms followed by the primal point D = -B^{-1} M / 2
+// and the gap H(D) - D(nu) (docs/method.md section 3.9).
+//
+// The sweep visits the terms in a fixed schedule of row blocks: the terms are bucketed by the pair
+// of row blocks they touch, and a round-robin tournament of the blocks runs in rounds of buckets
+// that share no row, so the buckets of a round go to the threads and every thread count takes the
+// same steps in the same order (the iterates do not depend on it).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "xt_step/xt_step.h"
+
+namespace sdprl::detail {
+class EntryLinearization;
+}
+
+namespace sdprl::xt_step {
+
+class DualCoordinate final : public XtStep {
+ public:
+  DualCoordinate(const Surrogate& surrogate, const AdmmOptions& options, const detail::EntryLinearization& lin);
+  Kind kind() const override { return Kind::kDualCoordinate; }
+  void prepare(double rho, bool rebuild_preconditioner) override;
+  void set_rho(double) override {}
+  // Never called: iterate_rows() is the whole iteration.
+  void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
+  bool iterate_rows(AdmmState& state, double rho) override;
+
+  // The entry linearisation this strategy runs on, when `lin` is one in coupled mode (else nullptr).
+  static const detail::EntryLinearization* entry_terms(const TermLinearization& lin);
+
+ private:
+  // One sweep over the terms of buckets [begin, end) (R: the rank, detail::with_rank).
+  template <int R>
+  void sweep_buckets(Index begin, Index end, Matrix& M, Vector& nu) const;
+  // sum_h |<D, P_h> + b_h| and <nu, b> over the terms of buckets [begin, end).
+  template <int R>
+  void sums_buckets(Index begin, Index end, const Matrix& D, const Vector& nu, double* terms, double* nu_b) const;
+
+  const detail::EntryLinearization& lin_;
+  // The schedule: term indices bucket by bucket (order_), the buckets' offsets into it
+  // (bucket_ptr_), the rounds' offsets into the buckets (round_ptr_).
+  std::vector<std::int32_t> order_;
+  std::vector<Index> bucket_ptr_, round_ptr_;
+  Vector inv_b_, norms_;   // 1 / B_ii and |x_i|^2 at the last prepare()
+  std::uint64_t token_ = 0;  // AdmmState::adjoint_generation of a state whose Pnu holds this M
+};
+
+}  // namespace sdprl::xt_step

@@ -1,0 +1,149 @@
+// The dual coordinate step (xt_step/dual_coordinate.h, docs/method.md section 3.9): exact
+// coordinate ascent on the dual of the exact surrogate H of entry terms. Checked against the
+// surrogate's own formulas (its primal value and dual), against another solver of the same H (the
+// linearised ADMM), for the same iterates on any thread count, and in a whole MM run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "admm/admm.h"
+#include "mm/surrogate.h"
+#include "sdprl/solver.h"
+#include "test_models.h"
+#include "xt_step/xt_step.h"
+
+namespace sdprl {
+namespace {
+
+using namespace testing_support;
+
+struct Instance {
+  Model model;
+  Matrix X;
+};
+
+// Entry terms of both orders and on the diagonal (random_entries), at a random iterate.
+Instance instance(Index n, Index m, Index r, std::uint64_t seed) {
+  Instance in;
+  in.model.terms = entry_terms(random_entries(n, m, seed));
+  std::mt19937_64 rng(seed + 1);
+  in.X = random_matrix(n, r, 1.0, rng);
+  return in;
+}
+
+AdmmOptions coordinate_options() {
+  AdmmOptions o;
+  o.split = SplitMode::kCoupled;
+  o.coupled_step = CoupledStep::kDualCoordinate;
+  o.max_iterations = 100000;
+  return o;
+}
+
+// Sweeps from a multiplier set by hand (any |nu| <= 2) to a gap of 1e-9 of H: every iterate's
+// primal value and dual are the surrogate's own (Surrogate::value, Surrogate::dual: so M is kept
+// right from sweep to sweep, and rebuilt after nu changed by hand), the gap never negative, the
+// dual never falling (each coordinate step maximises it exactly), and the minimum the one that the
+// linearised ADMM finds on the same H. A leaky-MCP loss, so the terms' weights differ.
+TEST(DualCoordinate, MinimisesTheExactSurrogateOfEntryTerms) {
+  const Instance in = instance(200, 3000, 4, 11);
+  auto loss = load_loss("leaky-mcp");
+  Surrogate h(in.model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 4);
+  h.update(in.X);
+  Admm admm(h, 2.0, coordinate_options());
+  admm.prepare();
+  ASSERT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate);
+  AdmmState st;
+  admm.reset_if_needed(st);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> box(-2.0, 2.0);
+  for (Index k = 0; k < st.nu.size(); ++k) st.nu[k] = box(rng);
+  st.adjoint_generation = 0;  // nu changed by hand
+  const double scale = std::abs(h.center_objective());
+  double last_dual = -std::numeric_limits<double>::infinity();
+  int sweeps = 0;
+  for (; sweeps < 5000; ++sweeps) {
+    admm.iterate(st, 0.0);
+    ASSERT_NEAR(st.primal, h.value(st.D), 1e-10 * scale) << sweeps;
+    ASSERT_NEAR(st.dual, h.dual(st.nu), 1e-10 * scale) << sweeps;
+    ASSERT_GE(st.gap, -1e-10 * scale) << sweeps;
+    ASSERT_GE(st.dual, last_dual - 1e-10 * scale) << sweeps;
+    ASSERT_LE(st.nu.cwiseAbs().maxCoeff(), 2.0);
+    last_dual = st.dual;
+    if (st.gap <= 1e-9 * scale) break;
+  }
+  ASSERT_LE(st.gap, 1e-9 * scale) << "after " << sweeps << " sweeps";
+  EXPECT_LE(h.value(st.D), h.center_objective());  // H(D) <= H(0) = F(X_k)
+
+  // The linearised ADMM on the same H: the two minima agree, and each one's dual bounds the
+  // other's primal value from below.
+  AdmmOptions lo = coordinate_options();
+  lo.coupled_step = CoupledStep::kLinearized;
+  Admm linearized(h, 2.0, lo);
+  linearized.prepare();
+  ASSERT_TRUE(linearized.xt_step()->linearized());
+  AdmmState ls;
+  linearized.run(ls, 1e-8 * scale);
+  ASSERT_LE(ls.gap, 1e-8 * scale);
+  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
+  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
+  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+}
+
+// The schedule's rounds of row blocks that share no row: a sweep on two threads takes the same
+// steps in the same order as on one, so nu, D and the gap are the same bit for bit (n >= 512:
+// sixteen row blocks; m r above the one-thread threshold).
+TEST(DualCoordinate, SameIteratesOnOneAndTwoThreads) {
+  const Instance in = instance(700, 30000, 5, 21);
+  auto loss = load_loss("l1");
+  Surrogate h(in.model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 5);
+  h.update(in.X);
+  AdmmState states[2];
+  for (int threads = 1; threads <= 2; ++threads) {
+    set_threads(threads);
+    Admm admm(h, 2.0, coordinate_options());
+    admm.prepare();
+    AdmmState& st = states[threads - 1];
+    admm.reset_if_needed(st);
+    for (int k = 0; k < 3; ++k) admm.iterate(st, 0.0);
+  }
+  set_threads(1);
+  EXPECT_TRUE(states[0].nu == states[1].nu);
+  EXPECT_TRUE(states[0].D == states[1].D);
+  EXPECT_EQ(states[0].gap, states[1].gap);
+}
+
+// A whole MM run on the exact surrogate (xt_step = "coupled") with the dual coordinate step and
+// with the linearised ADMM, tight tolerances, l1 (convex in Z): the coordinate step ends converged,
+// at an F no higher than the ADMM's, in fewer MM steps (measured: 2365.4996 in 1670 MM steps; the
+// ADMM 2365.78 at the cap of 1700, and 2365.7137 at 5000).
+TEST(DualCoordinate, MmRunReachesTheLinearizedAdmmsObjective) {
+  const Instance in = instance(150, 2500, 4, 31);
+  auto loss = load_loss("l1");
+  Summary summaries[2];
+  Matrix results[2];
+  const CoupledStep steps[2] = {CoupledStep::kDualCoordinate, CoupledStep::kLinearized};
+  for (int v = 0; v < 2; ++v) {
+    SolverOptions o;
+    o.rank = 4;
+    o.verbose = false;
+    o.init = InitKind::kGiven;
+    o.admm.split = SplitMode::kCoupled;
+    o.admm.coupled_step = steps[v];
+    o.relative_tolerance = 1e-9;
+    o.admm.min_tolerance = 1e-10;
+    o.max_mm_iterations = 1700;
+    results[v] = in.X;
+    summaries[v] = solve(in.model, *loss, {1.0, 0.0}, o, results[v]);
+  }
+  EXPECT_EQ(summaries[0].status, SolverStatus::kConverged);
+  EXPECT_LE(summaries[0].final_objective, summaries[1].final_objective + 1e-9 * std::abs(summaries[1].final_objective));
+  std::printf("[ coordinate ] F %.10g in %d MM steps; linearised ADMM F %.10g in %d\n", summaries[0].final_objective,
+              summaries[0].mm_iterations, summaries[1].final_objective, summaries[1].mm_iterations);
+}
+
+}  // namespace
+}  // namespace sdprl
