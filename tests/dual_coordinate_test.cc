@@ -95,9 +95,9 @@ TEST(DualCoordinate, MinimisesTheExactSurrogateOfEntryTerms) {
 
 // The schedule's rounds of row blocks that share no row: a sweep on two threads takes the same
 // steps in the same order as on one, so nu, D and the gap are the same bit for bit (n >= 512:
-// sixteen row blocks; m r above the one-thread threshold).
+// sixteen row blocks; m r = 300000, above the one-thread threshold of 2^18).
 TEST(DualCoordinate, SameIteratesOnOneAndTwoThreads) {
-  const Instance in = instance(700, 30000, 5, 21);
+  const Instance in = instance(700, 60000, 5, 21);
   auto loss = load_loss("l1");
   Surrogate h(in.model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 5);
   h.update(in.X);

@@ -479,8 +479,8 @@ class MmLoop {
 
   // Summary::stationarity of a result that did not end on the exact surrogate (docs/method.md
   // section 7.2), measured once at the result X: the exact surrogate H at X, solved by the
-  // linearised coupled ADMM from the multipliers 2 w sign(r) (warm_exact_multipliers). Any of its
-  // iterates D and multipliers nu bracket the measure,
+  // dual coordinate step or the linearised coupled ADMM from the multipliers 2 w sign(r)
+  // (warm_exact_multipliers). Any of its iterates D and multipliers nu bracket the measure,
   //     F(X) - H(D) <= F(X) - min H <= F(X) - D(nu),
   // and it runs, in rounds of kRound iterations, until the upper end is within the stationarity
   // tolerance (X is a fixed point), or the bracket is known to a factor 4 (X is not, and by how
@@ -493,10 +493,13 @@ class MmLoop {
     const double rho = summary_.rho;
     const Index split_terms = summary_.split_terms;
     AdmmOptions admm = options_.admm;
-    admm.coupled_step = CoupledStep::kLinearized;
+    // The dual coordinate step where it applies (its sweeps cost a row-split iteration; section
+    // 3.9), else the linearised ADMM.
+    admm.coupled_step = CoupledStep::kDualCoordinate;
     admm.max_iterations = kRound;
     start_exact(admm);
-    if (admm_->xt_step() && admm_->xt_step()->linearized()) {
+    const xt_step::XtStep* step = admm_->xt_step();
+    if (step && (step->linearized() || step->kind() == xt_step::Kind::kDualCoordinate)) {
       const double f = surrogate_->center_objective(), magnitude = surrogate_->objective_magnitude();
       const double tol = options_.stationarity_tolerance * magnitude;
       double lower = 0.0, upper = std::numeric_limits<double>::infinity();

@@ -25,6 +25,9 @@ std::uint64_t next_token() {
 // 8 or 16 buckets, enough for the threads of one machine); fewer on small problems, where the
 // rounds' barriers would cost more than they share out.
 Index block_count(Index n) { return n >= 512 ? 16 : n >= 64 ? 4 : 1; }
+
+// Multiply-adds (terms times rank) below which a sweep runs on one thread.
+constexpr Index kParallelSweep = Index{1} << 18;
 }  // namespace
 
 const detail::EntryLinearization* DualCoordinate::entry_terms(const TermLinearization& lin) {
@@ -66,12 +69,38 @@ DualCoordinate::DualCoordinate(const Surrogate& surrogate, const AdmmOptions& op
   order_.resize(static_cast<std::size_t>(m));
   std::vector<Index> next(bucket_ptr_.begin(), bucket_ptr_.end() - 1);
   for (Index h = 0; h < m; ++h) order_[static_cast<std::size_t>(next[id[h]]++)] = static_cast<std::int32_t>(h);
+  position_.resize(static_cast<std::size_t>(m));
+  for (Index q = 0; q < m; ++q) position_[static_cast<std::size_t>(order_[static_cast<std::size_t>(q)])] = static_cast<std::int32_t>(q);
+  terms_.resize(static_cast<std::size_t>(m));
+  for (Index q = 0; q < m; ++q) {
+    const Index h = order_[static_cast<std::size_t>(q)];
+    terms_[static_cast<std::size_t>(q)] = Term{terms.rows()[static_cast<std::size_t>(h)], terms.cols()[static_cast<std::size_t>(h)], 0.0, 0.0, 0.0};
+  }
 }
 
 void DualCoordinate::prepare(double, bool) {
   if (!s_.b_is_diagonal()) throw std::logic_error("DualCoordinate: B is not diagonal");
   inv_b_ = s_.b_diagonal().cwiseInverse();
-  norms_ = lin_.point().rowwise().squaredNorm();
+  const Vector norms = lin_.point().rowwise().squaredNorm();
+  const Vector& w = lin_.term_scales();
+  const Vector& b = lin_.offsets();
+  const Index m = static_cast<Index>(order_.size());
+#pragma omp parallel for schedule(static) if (m > detail::kParallelWork)
+  for (Index q = 0; q < m; ++q) {
+    Term& t = terms_[static_cast<std::size_t>(q)];
+    const Index h = order_[static_cast<std::size_t>(q)];
+    // D(nu) along nu_h has curvature -q_h (docs/method.md section 3.9).
+    double q2;
+    if (t.i == t.j) {
+      t.c = w[h];
+      q2 = 0.5 * t.c * t.c * norms[t.i] * inv_b_[t.i];
+    } else {
+      t.c = 0.5 * w[h];
+      q2 = 0.5 * t.c * t.c * (norms[t.j] * inv_b_[t.i] + norms[t.i] * inv_b_[t.j]);
+    }
+    t.b = b[h];
+    t.inv_q = q2 > 0.0 ? 1.0 / q2 : 0.0;
+  }
   token_ = next_token();  // X_k, B, G and P changed: every state's M is stale
 }
 
@@ -79,68 +108,71 @@ void DualCoordinate::solve(const Matrix&, Matrix&, double, long*) {
   throw std::logic_error(name() + ": solve() of the dual coordinate step");
 }
 
-template <int R>
-void DualCoordinate::sweep_buckets(Index begin, Index end, Matrix& M, Vector& nu) const {
-  const auto& rows = lin_.terms().rows();
-  const auto& cols = lin_.terms().cols();
-  const Vector& w = lin_.term_scales();
-  const Vector& b = lin_.offsets();
-  const Matrix& X = lin_.point();
-  const Index r = X.cols();
+namespace {
+// The coordinate step of one term: nu_h maximises D(nu) along its coordinate (docs/method.md
+// section 3.9); M's rows i and j follow. R: the rank (detail::with_rank).
+template <int R, class Term>
+inline void coordinate_step(const Term& t, const Matrix& X, const double* inv_b, Matrix& M, double& nu) {
   using Row = Eigen::Matrix<double, 1, R>;
-  for (Index q = bucket_ptr_[static_cast<std::size_t>(begin)]; q < bucket_ptr_[static_cast<std::size_t>(end)]; ++q) {
-    const Index h = order_[static_cast<std::size_t>(q)];
-    const Index i = rows[static_cast<std::size_t>(h)], j = cols[static_cast<std::size_t>(h)];
-    const double s = w[h];
-    Eigen::Map<const Row> xi(X.row(i).data(), r), xj(X.row(j).data(), r);
-    Eigen::Map<Row> mi(M.row(i).data(), r), mj(M.row(j).data(), r);
-    // D(nu) along nu_h: slope g at the current nu_h and curvature -q (docs/method.md section 3.9).
-    double g, q2;
-    if (i == j) {  // P_h = w e_i x_i^T
-      g = b[h] - 0.5 * s * xi.dot(mi) * inv_b_[i];
-      q2 = 0.5 * s * s * norms_[i] * inv_b_[i];
-    } else {  // P_h = (w / 2)(e_i x_j^T + e_j x_i^T)
-      g = b[h] - 0.25 * s * (xj.dot(mi) * inv_b_[i] + xi.dot(mj) * inv_b_[j]);
-      q2 = 0.125 * s * s * (norms_[j] * inv_b_[i] + norms_[i] * inv_b_[j]);
-    }
-    double next;
-    if (q2 > 0.0)
-      next = std::clamp(nu[h] + g / q2, -2.0, 2.0);
-    else  // D(nu) linear in nu_h (P_h = 0): its maximum is at the bound on b_h's side
-      next = b[h] > 0.0 ? 2.0 : b[h] < 0.0 ? -2.0 : nu[h];
-    const double delta = next - nu[h];
-    if (delta == 0.0) continue;
-    nu[h] = next;
-    if (i == j) {
-      mi += (delta * s) * xi;
-    } else {
-      mi += (0.5 * delta * s) * xj;
-      mj += (0.5 * delta * s) * xi;
-    }
+  const Index r = X.cols();
+  Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
+  Eigen::Map<Row> mi(M.row(t.i).data(), r), mj(M.row(t.j).data(), r);
+  const bool diagonal = t.i == t.j;
+  // The slope of D(nu) along nu_h.
+  const double g = diagonal ? t.b - 0.5 * t.c * xi.dot(mi) * inv_b[t.i]
+                            : t.b - 0.5 * t.c * (xj.dot(mi) * inv_b[t.i] + xi.dot(mj) * inv_b[t.j]);
+  double next;
+  if (t.inv_q > 0.0)
+    next = std::clamp(nu + g * t.inv_q, -2.0, 2.0);
+  else  // D(nu) linear in nu_h (P_h = 0): its maximum is at the bound on b_h's side
+    next = t.b > 0.0 ? 2.0 : t.b < 0.0 ? -2.0 : nu;
+  const double delta = next - nu;
+  if (delta == 0.0) return;
+  nu = next;
+  if (diagonal) {
+    mi += (delta * t.c) * xi;
+  } else {
+    mi += (delta * t.c) * xj;
+    mj += (delta * t.c) * xi;
   }
+}
+}  // namespace
+
+template <int R>
+void DualCoordinate::sweep_bucket(Index k, Matrix& M) const {
+  const Matrix& X = lin_.point();
+  for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q)
+    coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
 }
 
 template <int R>
-void DualCoordinate::sums_buckets(Index begin, Index end, const Matrix& D, const Vector& nu, double* terms,
-                                  double* nu_b) const {
-  const auto& rows = lin_.terms().rows();
-  const auto& cols = lin_.terms().cols();
-  const Vector& w = lin_.term_scales();
-  const Vector& b = lin_.offsets();
+void DualCoordinate::sweep_two_buckets(Index k, Index l, Matrix& M) const {
+  const Matrix& X = lin_.point();
+  Index p = bucket_ptr_[static_cast<std::size_t>(k)], q = bucket_ptr_[static_cast<std::size_t>(l)];
+  const Index p_end = bucket_ptr_[static_cast<std::size_t>(k) + 1], q_end = bucket_ptr_[static_cast<std::size_t>(l) + 1];
+  for (; p < p_end && q < q_end; ++p, ++q) {
+    coordinate_step<R>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
+    coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
+  }
+  for (; p < p_end; ++p) coordinate_step<R>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
+  for (; q < q_end; ++q) coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
+}
+
+template <int R>
+void DualCoordinate::sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const {
   const Matrix& X = lin_.point();
   const Index r = X.cols();
   using Row = Eigen::Matrix<double, 1, R>;
-  double t = 0.0, nb = 0.0;
-  for (Index q = bucket_ptr_[static_cast<std::size_t>(begin)]; q < bucket_ptr_[static_cast<std::size_t>(end)]; ++q) {
-    const Index h = order_[static_cast<std::size_t>(q)];
-    const Index i = rows[static_cast<std::size_t>(h)], j = cols[static_cast<std::size_t>(h)];
-    Eigen::Map<const Row> xi(X.row(i).data(), r), xj(X.row(j).data(), r);
-    Eigen::Map<const Row> di(D.row(i).data(), r), dj(D.row(j).data(), r);
-    const double pd = i == j ? w[h] * di.dot(xi) : 0.5 * w[h] * (di.dot(xj) + dj.dot(xi));
-    t += std::abs(pd + b[h]);
-    nb += nu[h] * b[h];
+  double sum = 0.0, nb = 0.0;
+  for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q) {
+    const Term& t = terms_[static_cast<std::size_t>(q)];
+    Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
+    Eigen::Map<const Row> di(D.row(t.i).data(), r), dj(D.row(t.j).data(), r);
+    const double pd = t.i == t.j ? t.c * di.dot(xi) : t.c * (di.dot(xj) + dj.dot(xi));
+    sum += std::abs(pd + t.b);
+    nb += nu_[q] * t.b;
   }
-  *terms = t;
+  *terms = sum;
   *nu_b = nb;
 }
 
@@ -158,15 +190,31 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   Matrix& M = st.Pnu;
   const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
   const Index rounds = static_cast<Index>(round_ptr_.size()) - 1;
-  const bool parallel = m * r > detail::kParallelWork && buckets > 1;
+  // A sweep has one barrier per round: below kParallelSweep the rounds are too short to share
+  // (the quickstart, m = 31k terms, rank 5: no faster on two threads; m = 152k: 1.7x).
+  const bool parallel = m * r > kParallelSweep && buckets > 1;
+  nu_.resize(m);
   detail::with_rank(r, [&](auto R) {
     constexpr int kR = decltype(R)::value;
 #pragma omp parallel if (parallel)
-    for (Index t = 0; t < rounds; ++t) {
-      // The buckets of a round share no row: any thread may take any of them.
+    {
+#pragma omp for schedule(static)
+      for (Index q = 0; q < m; ++q) nu_[q] = st.nu[order_[static_cast<std::size_t>(q)]];
+      for (Index t = 0; t < rounds; ++t) {
+        // The buckets of a round share no row: any thread may take any of them, two at a time.
+        const Index first = round_ptr_[static_cast<std::size_t>(t)], count = round_ptr_[static_cast<std::size_t>(t) + 1] - first;
 #pragma omp for schedule(dynamic, 1)
-      for (Index k = round_ptr_[static_cast<std::size_t>(t)]; k < round_ptr_[static_cast<std::size_t>(t) + 1]; ++k)
-        sweep_buckets<kR>(k, k + 1, M, st.nu);
+        for (Index k = 0; k < count; k += 2) {
+          if (k + 1 < count)
+            sweep_two_buckets<kR>(first + k, first + k + 1, M);
+          else
+            sweep_bucket<kR>(first + k, M);
+        }
+      }
+      // Back in the terms' order, each thread writing its own range of st.nu (a scatter through
+      // order_ would have the threads write to the same cache lines).
+#pragma omp for schedule(static)
+      for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
     }
   });
   // The primal point of nu and the gap.
@@ -177,7 +225,7 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
     constexpr int kR = decltype(R)::value;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (Index k = 0; k < buckets; ++k)
-      sums_buckets<kR>(k, k + 1, st.D, st.nu, &terms[static_cast<std::size_t>(k)], &nu_b[static_cast<std::size_t>(k)]);
+      sums_bucket<kR>(k, st.D, &terms[static_cast<std::size_t>(k)], &nu_b[static_cast<std::size_t>(k)]);
   });
   double term_sum = 0.0, nub = 0.0;
   for (Index k = 0; k < buckets; ++k) {  // in bucket order, for any thread count

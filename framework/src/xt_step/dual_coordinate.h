@@ -41,19 +41,31 @@ class DualCoordinate final : public XtStep {
   static const detail::EntryLinearization* entry_terms(const TermLinearization& lin);
 
  private:
-  // One sweep over the terms of buckets [begin, end) (R: the rank, detail::with_rank).
+  // One term of the schedule, in schedule order so that a sweep reads them sequentially: its rows
+  // i and j, c (P_h = c (e_i x_j^T + e_j x_i^T), or c e_i x_i^T when i = j: w_h / 2 or w_h), b_h
+  // and 1 / q_h (0 when q_h = 0), the last three set at every prepare().
+  struct Term {
+    std::int32_t i, j;
+    double c, b, inv_q;
+  };
+  // One sweep over the terms of bucket k, or of buckets k and l interleaved term by term (they
+  // share no row, so the result is that of k then l, and the two dependency chains overlap).
   template <int R>
-  void sweep_buckets(Index begin, Index end, Matrix& M, Vector& nu) const;
-  // sum_h |<D, P_h> + b_h| and <nu, b> over the terms of buckets [begin, end).
+  void sweep_bucket(Index k, Matrix& M) const;
   template <int R>
-  void sums_buckets(Index begin, Index end, const Matrix& D, const Vector& nu, double* terms, double* nu_b) const;
+  void sweep_two_buckets(Index k, Index l, Matrix& M) const;
+  // sum_h |<D, P_h> + b_h| and <nu, b> over the terms of bucket k.
+  template <int R>
+  void sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const;
 
   const detail::EntryLinearization& lin_;
   // The schedule: term indices bucket by bucket (order_), the buckets' offsets into it
   // (bucket_ptr_), the rounds' offsets into the buckets (round_ptr_).
-  std::vector<std::int32_t> order_;
+  std::vector<std::int32_t> order_, position_;  // position_[order_[q]] = q
   std::vector<Index> bucket_ptr_, round_ptr_;
-  Vector inv_b_, norms_;   // 1 / B_ii and |x_i|^2 at the last prepare()
+  mutable std::vector<Term> terms_;  // in schedule order
+  mutable Vector nu_;                // the multipliers in schedule order during a sweep
+  Vector inv_b_;                     // 1 / B_ii at the last prepare()
   std::uint64_t token_ = 0;  // AdmmState::adjoint_generation of a state whose Pnu holds this M
 };
 
