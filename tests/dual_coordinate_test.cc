@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "admm/admm.h"
 #include "mm/surrogate.h"
+#include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "test_models.h"
 #include "xt_step/xt_step.h"
@@ -93,6 +95,59 @@ TEST(DualCoordinate, MinimisesTheExactSurrogateOfEntryTerms) {
   EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
 }
 
+// A row in no term, lambda = 0 and no A-term: B_ii = 0 there and M_i = 0, so its D_i is 0 (the
+// pseudo-inverse of Surrogate::solve_B), not 0 / 0. The minimum is the linearised ADMM's.
+TEST(DualCoordinate, ARowWithoutCurvatureStaysFinite) {
+  EntryData d = random_entries(100, 1500, 5);
+  for (auto* v : {&d.rows, &d.cols})
+    for (auto& i : *v)
+      if (i == 99) i = 98;
+  Model model;
+  model.terms = entry_terms(d);
+  std::mt19937_64 rng(6);
+  const Matrix X = random_matrix(100, 3, 1.0, rng);
+  auto loss = load_loss("l1");
+  Surrogate h(model, *loss, {0.0, 0.0}, SplitMode::kCoupled, 3);
+  h.update(X);
+  ASSERT_EQ(h.b_diagonal()[99], 0.0);
+  const double scale = std::abs(h.center_objective());
+  Admm admm(h, 2.0, coordinate_options());
+  admm.prepare();
+  AdmmState st;
+  admm.run(st, 1e-9 * scale);
+  ASSERT_TRUE(std::isfinite(st.gap)) << st.primal << " " << st.dual;
+  EXPECT_LE(st.gap, 1e-9 * scale);
+  EXPECT_EQ(st.D.row(99).cwiseAbs().maxCoeff(), 0.0);
+  AdmmOptions lo = coordinate_options();
+  lo.coupled_step = CoupledStep::kLinearized;
+  Admm linearized(h, 2.0, lo);
+  linearized.prepare();
+  AdmmState ls;
+  linearized.run(ls, 1e-8 * scale);
+  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
+}
+
+// A checkpoint of auto's finish written while the linearised step was the automatic one holds its
+// warm start (CG's format); resumed with the coordinate step, it is accepted and ignored (nu is
+// the state). Bytes of no known format are refused, as by every strategy.
+TEST(DualCoordinate, AcceptsTheLinearisedStepsWarmStart) {
+  const Instance in = instance(60, 400, 3, 41);
+  auto loss = load_loss("l1");
+  Surrogate h(in.model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 3);
+  h.update(in.X);
+  Admm admm(h, 2.0, coordinate_options());
+  admm.prepare();
+  AdmmState st;
+  admm.reset_if_needed(st);
+  xt_step::CgWarmStart warm;
+  warm.D = Matrix::Zero(60, 3);
+  warm.X_preconditioner = in.X;
+  warm.preconditioner_age = 3;
+  EXPECT_NO_THROW(admm.restore_warm_start(xt_step::encode(warm), h, st));
+  EXPECT_NO_THROW(admm.restore_warm_start(std::string(), h, st));
+  EXPECT_THROW(admm.restore_warm_start(std::string("not a warm start"), h, st), Error);
+}
+
 // The schedule's rounds of row blocks that share no row: a sweep on two threads takes the same
 // steps in the same order as on one, so nu, D and the gap are the same bit for bit (n >= 512:
 // sixteen row blocks; m r = 300000, above the one-thread threshold of 2^18).
@@ -111,6 +166,10 @@ TEST(DualCoordinate, SameIteratesOnOneAndTwoThreads) {
     for (int k = 0; k < 3; ++k) admm.iterate(st, 0.0);
   }
   set_threads(1);
+  // The parallel sweeps' values are the surrogate's own, as the serial ones are.
+  const double scale = std::abs(h.center_objective());
+  EXPECT_NEAR(states[1].primal, h.value(states[1].D), 1e-10 * scale);
+  EXPECT_NEAR(states[1].dual, h.dual(states[1].nu), 1e-10 * scale);
   EXPECT_TRUE(states[0].nu == states[1].nu);
   EXPECT_TRUE(states[0].D == states[1].D);
   EXPECT_EQ(states[0].gap, states[1].gap);

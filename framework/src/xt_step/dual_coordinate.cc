@@ -9,6 +9,7 @@
 
 #include "mm/surrogate.h"
 #include "rows/row_blocks.h"
+#include "sdprl/error.h"
 #include "terms/entry_linearization.h"
 
 namespace sdprl::xt_step {
@@ -80,7 +81,9 @@ DualCoordinate::DualCoordinate(const Surrogate& surrogate, const AdmmOptions& op
 
 void DualCoordinate::prepare(double, bool) {
   if (!s_.b_is_diagonal()) throw std::logic_error("DualCoordinate: B is not diagonal");
-  inv_b_ = s_.b_diagonal().cwiseInverse();
+  // A row with B_ii = 0 (lambda = 0, no A-term, and no term with a positive weight on it) has
+  // M_i = G_i = 0: its D_i is 0, as Surrogate::solve_B's pseudo-inverse gives.
+  inv_b_ = s_.b_diagonal().unaryExpr([](double b) { return b > 0.0 ? 1.0 / b : 0.0; });
   const Vector norms = lin_.point().rowwise().squaredNorm();
   const Vector& w = lin_.term_scales();
   const Vector& b = lin_.offsets();
@@ -102,6 +105,16 @@ void DualCoordinate::prepare(double, bool) {
     t.inv_q = q2 > 0.0 ? 1.0 / q2 : 0.0;
   }
   token_ = next_token();  // X_k, B, G and P changed: every state's M is stale
+}
+
+void DualCoordinate::restore(const std::string& saved, Surrogate&, double, Matrix&) {
+  // The state's nu is all this step carries. A checkpoint of the linearised or CG step on the same
+  // exact surrogate (written before this step was the automatic one) holds their warm start: it
+  // is of no use here, and the run goes on from the checkpoint's nu.
+  CgWarmStart warm;
+  if (!saved.empty() && !decode(saved, &warm))
+    throw Error("solver", "the saved Xt-step state (" + std::to_string(saved.size()) +
+                              " bytes) is not one of this model's Xt-step (" + name() + ")");
 }
 
 void DualCoordinate::solve(const Matrix&, Matrix&, double, long*) {

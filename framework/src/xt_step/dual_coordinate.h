@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "xt_step/xt_step.h"
@@ -33,6 +34,8 @@ class DualCoordinate final : public XtStep {
   Kind kind() const override { return Kind::kDualCoordinate; }
   void prepare(double rho, bool rebuild_preconditioner) override;
   void set_rho(double) override {}
+  // Accepts no saved state but an empty one or CG's (ignored; see dual_coordinate.cc).
+  void restore(const std::string& saved, Surrogate& surrogate, double rho, Matrix& D) override;
   // Never called: iterate_rows() is the whole iteration.
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
   bool iterate_rows(AdmmState& state, double rho) override;
