@@ -143,9 +143,9 @@ std::vector<SolverOption> make_table() {
       "measure_stationarity", SDPRL_MEMBER(measure_stationarity),
       "at the end of a row-split run, measure how far its result is from a fixed point of the exact surrogate: "
       "F(X) - min H over the size of F's parts, bracketed from above and below (summary.json: stationarity, "
-      "stationarity_lower; docs/method.md section 7.2) by up to 300 iterations of the exact surrogate's "
-      "linearised ADMM. Not under a constraint or where B is not diagonal. Off by default: it costs about a third "
-      "of the quickstart's solve"));
+      "stationarity_lower; docs/method.md section 7.2) by up to 300 iterations on the exact surrogate (the dual "
+      "coordinate step where it applies, else the linearised ADMM). Not under a constraint or where B is not "
+      "diagonal. Off by default: it costs 7% (quickstart, m = 2000) to two thirds of a short run"));
   t.push_back(number_option(
       "feasibility_tolerance", SDPRL_MEMBER(feasibility_tolerance), NumberRule::non_negative(),
       "models whose terms are constraints (sdpa): the largest relative violation a result may have. Above "
@@ -253,8 +253,9 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.coupled_step", SDPRL_MEMBER(admm.coupled_step),
       {choice("auto", CoupledStep::kAuto,
-              "linearized where it applies, else cg; also cg with the rank staircase (max_rank), whose steps "
-              "read the ADMM's multipliers, which CG's exact steps settle sooner, and without Anderson "
+              "dual-cd where it applies, else linearized where it applies, else cg; also cg with the rank "
+              "staircase (max_rank), whose steps read the ADMM's multipliers, which CG's exact steps settle "
+              "sooner, and without Anderson "
               "acceleration (anderson_memory = 0) in runs not coupled from the start (auto's finish)"),
        choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
        choice("linearized", CoupledStep::kLinearized,
@@ -263,8 +264,9 @@ std::vector<SolverOption> make_table() {
               "(cg where B is not diagonal)"),
        choice("dual-cd", CoupledStep::kDualCoordinate,
               "no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the terms per "
-              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere as auto)")},
-      "how the exact surrogate's Xt-step is solved (docs/method.md section 3.4)"));
+              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere linearized where it "
+              "applies, else cg)")},
+      "how the exact surrogate's Xt-step is solved (docs/method.md sections 3.4 and 3.9)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
       "coupled Xt-step: rebuild CG's block preconditioner (linearized, for terms without a bound on "
@@ -277,13 +279,14 @@ std::vector<SolverOption> make_table() {
                             "automatic"));
   t.push_back(integer_option(
       "admm.anderson_memory", SDPRL_MEMBER(admm.anderson_memory), NumberRule::closed(0, 100),
-      "Anderson acceleration of an ADMM run that passes 10 iterations (the tight ones: auto's finish, "
-      "SDPA problems), from this many past iterates, safeguarded (docs/method.md section 3.7); runs that "
+      "Anderson acceleration of an ADMM run that passes 10 iterations (the tight ones: auto's finish where "
+      "the dual coordinate step does not apply, SDPA problems), from this many past iterates, safeguarded (docs/method.md section 3.7); runs that "
       "stop sooner are unchanged. 0 = off"));
   t.push_back(boolean_option(
       "admm.adaptive_rho", SDPRL_MEMBER(admm.adaptive_rho),
       "with the automatic rho (admm.rho = 0), balance it in ADMM runs on the exact surrogate that pass 20 "
-      "iterations (auto's finish, coupled runs, SDPA problems): every 20th iteration rho becomes rho "
+      "iterations (auto's finish and coupled runs where the dual coordinate step does not apply, SDPA "
+      "problems): every 20th iteration rho becomes rho "
       "sqrt(relative primal residual / relative dual residual) when that is more than 2 times away (at "
       "most 10 times per change), as OSQP does, and the next MM steps keep it (trace.csv: rho, as at the "
       "end of each step's ADMM; docs/method.md section 3.8). Not on the row-split surrogate; under a "
