@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
              Kind::kLinearizedSharedBlock, CoupledStep::kLinearized},
         Case{"linearized_whatever_cg_preconditioner", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled,
              true, Kind::kLinearizedBlocks, CoupledStep::kAuto},
-        // The coordinate step asked for where it does not apply (a constraint): as automatic.
+        // The coordinate step asked for where it does not apply (a constraint): the linearised step.
         Case{"dual_coordinate_under_a_constraint", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
              Kind::kLinearizedBlocks, CoupledStep::kDualCoordinate}),
     [](const auto& info) { return std::string(info.param.name); });

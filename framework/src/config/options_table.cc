@@ -264,8 +264,8 @@ std::vector<SolverOption> make_table() {
               "(cg where B is not diagonal)"),
        choice("dual-cd", CoupledStep::kDualCoordinate,
               "no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the terms per "
-              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere linearized where it "
-              "applies, else cg)")},
+              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere linearized, whatever "
+              "the blocks' size, where B is diagonal, else cg)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md sections 3.4 and 3.9)"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,

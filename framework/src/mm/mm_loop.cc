@@ -494,17 +494,10 @@ class MmLoop {
     const Index split_terms = summary_.split_terms;
     AdmmOptions admm = options_.admm;
     // The dual coordinate step where it applies (its sweeps cost a row-split iteration; section
-    // 3.9), else the linearised ADMM.
+    // 3.9), else the linearised ADMM (the option's fallback, xt_step::make_xt_step).
     admm.coupled_step = CoupledStep::kDualCoordinate;
     admm.max_iterations = kRound;
     start_exact(admm);
-    if (admm_->xt_step() && admm_->xt_step()->kind() != xt_step::Kind::kDualCoordinate &&
-        !admm_->xt_step()->linearized()) {
-      // Where the coordinate step does not apply, the automatic choice may be CG (blocks beyond
-      // its budget); the measure asks for the linearised step itself.
-      admm.coupled_step = CoupledStep::kLinearized;
-      start_exact(admm);
-    }
     const xt_step::XtStep* step = admm_->xt_step();
     if (step && (step->linearized() || step->kind() == xt_step::Kind::kDualCoordinate)) {
       const double f = surrogate_->center_objective(), magnitude = surrogate_->objective_magnitude();

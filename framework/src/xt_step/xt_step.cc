@@ -358,10 +358,12 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
                             (options.preconditioner == CgPreconditioner::kAuto && !blocks_fit);
     // The linearised step needs the blocks of a diagonal B (M_1 must be block diagonal) and
     // is measured faster than CG where it applies (docs/performance.md).
-    // (The dual coordinate step asked for where it does not apply chooses as the automatic one.)
-    const bool automatic = options.coupled_step == CoupledStep::kAuto || options.coupled_step == CoupledStep::kDualCoordinate;
-    const bool linearized = s.b_is_diagonal() && (options.coupled_step == CoupledStep::kLinearized ||
-                                                  (automatic && (shared || blocks_fit)));
+    // The dual coordinate step asked for where it does not apply falls back to the linearised step,
+    // the other one without CG, whatever the blocks' size (measure_stationarity relies on it).
+    const CoupledStep asked = options.coupled_step;
+    const bool linearized =
+        s.b_is_diagonal() && (asked == CoupledStep::kLinearized || asked == CoupledStep::kDualCoordinate ||
+                              (asked == CoupledStep::kAuto && (shared || blocks_fit)));
     if (linearized && shared)
       step = std::make_unique<Linearized<SharedBlockInverse, Kind::kLinearizedSharedBlock>>(s, options);
     else if (linearized)
