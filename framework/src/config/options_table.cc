@@ -268,6 +268,11 @@ std::vector<SolverOption> make_table() {
               "the blocks' size, where B is diagonal, else cg)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md sections 3.4 and 3.9)"));
   t.push_back(integer_option(
+      "admm.subspace_iterations", SDPRL_MEMBER(admm.subspace_iterations), NumberRule::closed(0, 1000),
+      "dual coordinate step: after each sweep but an MM step's first, the multipliers inside their box "
+      "move together by this many CG iterations of the dual's Newton step on them, projected onto the box "
+      "(docs/method.md section 3.9); 0 = coordinate ascent alone"));
+  t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
       "coupled Xt-step: rebuild CG's block preconditioner (linearized, for terms without a bound on "
       "the rows each touches: re-estimate the majorant's scale) at every this many-th MM step and "

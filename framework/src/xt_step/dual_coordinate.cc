@@ -38,7 +38,7 @@ const detail::EntryLinearization* DualCoordinate::entry_terms(const TermLineariz
 
 DualCoordinate::DualCoordinate(const Surrogate& surrogate, const AdmmOptions& options,
                                const detail::EntryLinearization& lin)
-    : XtStep(surrogate, options), lin_(lin) {
+    : XtStep(surrogate, options), subspace_iterations_(options.subspace_iterations), lin_(lin) {
   const EntryTerms& terms = lin.terms();
   const Index n = terms.dimension(), m = terms.size(), K = block_count(n);
   const auto block = [&](Index i) { return i * K / n; };
@@ -104,6 +104,7 @@ void DualCoordinate::prepare(double, bool) {
     t.b = b[h];
     t.inv_q = q2 > 0.0 ? 1.0 / q2 : 0.0;
   }
+  sweeps_ = 0;
   token_ = next_token();  // X_k, B, G and P changed: every state's M is stale
 }
 
@@ -189,6 +190,109 @@ void DualCoordinate::sums_bucket(Index k, const Matrix& D, double* terms, double
   *nu_b = nb;
 }
 
+
+template <int R>
+void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) const {
+  using Row = Eigen::Matrix<double, 1, R>;
+  const Matrix& X = lin_.point();
+  const Index r = X.cols();
+  U.setZero(X.rows(), r);
+  const Index rounds = static_cast<Index>(round_ptr_.size()) - 1;
+  // Round by round, as a sweep: the buckets of a round share no row, so each row of U sums its
+  // terms in one order for any thread count.
+#pragma omp parallel if (parallel)
+  for (Index t = 0; t < rounds; ++t) {
+#pragma omp for schedule(dynamic, 1)
+    for (Index k = round_ptr_[static_cast<std::size_t>(t)]; k < round_ptr_[static_cast<std::size_t>(t) + 1]; ++k)
+      for (Index p = free_ptr_[static_cast<std::size_t>(k)]; p < free_ptr_[static_cast<std::size_t>(k) + 1]; ++p) {
+        const Term& term = terms_[static_cast<std::size_t>(free_[static_cast<std::size_t>(p)])];
+        const double a = v[p] * term.c;
+        Eigen::Map<Row> ui(U.row(term.i).data(), r);
+        if (term.i == term.j) {
+          ui += a * Eigen::Map<const Row>(X.row(term.i).data(), r);
+        } else {
+          ui += a * Eigen::Map<const Row>(X.row(term.j).data(), r);
+          Eigen::Map<Row>(U.row(term.j).data(), r) += a * Eigen::Map<const Row>(X.row(term.i).data(), r);
+        }
+      }
+  }
+}
+
+template <int R>
+void DualCoordinate::free_forward(const Matrix& U, Vector& out, bool parallel) const {
+  using Row = Eigen::Matrix<double, 1, R>;
+  const Matrix& X = lin_.point();
+  const Index r = X.cols(), f = static_cast<Index>(free_.size());
+  out.resize(f);
+#pragma omp parallel for schedule(static) if (parallel)
+  for (Index p = 0; p < f; ++p) {
+    const Term& t = terms_[static_cast<std::size_t>(free_[static_cast<std::size_t>(p)])];
+    Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
+    Eigen::Map<const Row> ui(U.row(t.i).data(), r), uj(U.row(t.j).data(), r);
+    out[p] = t.i == t.j ? t.c * xi.dot(ui) : t.c * (xj.dot(ui) + xi.dot(uj));
+  }
+}
+
+template <int R>
+void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
+  // The free multipliers F (inside the box, with curvature), in schedule order, bucket by bucket.
+  const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
+  free_.clear();
+  free_ptr_.assign(static_cast<std::size_t>(buckets) + 1, 0);
+  for (Index k = 0; k < buckets; ++k) {
+    for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q)
+      if (terms_[static_cast<std::size_t>(q)].inv_q > 0.0 && std::abs(nu_[q]) < 2.0)
+        free_.push_back(static_cast<std::int32_t>(q));
+    free_ptr_[static_cast<std::size_t>(k) + 1] = static_cast<Index>(free_.size());
+  }
+  const Index f = static_cast<Index>(free_.size()), n = M.rows();
+  if (f == 0) return;
+  parallel = parallel && f * M.cols() > detail::kParallelWork;
+  const auto term = [&](Index p) -> const Term& { return terms_[static_cast<std::size_t>(free_[static_cast<std::size_t>(p)])]; };
+  // D's slope on F, g = b_F - (1/2) P_F B^-1 M, and its Hessian there, -K with
+  // K v = (1/2) P_F B^-1 P_F^* v, whose diagonal is q (docs/method.md section 3.9).
+  Matrix U = inv_b_.asDiagonal() * M;
+  Vector g;
+  free_forward<R>(U, g, parallel);
+  for (Index p = 0; p < f; ++p) g[p] = term(p).b - 0.5 * g[p];
+  // K d = g by CG preconditioned with 1 / q, from d = 0: the Newton step of D on F.
+  Vector d = Vector::Zero(f), res = g, z(f), dir(f), Kdir(f);
+  for (Index p = 0; p < f; ++p) z[p] = res[p] * term(p).inv_q;
+  dir = z;
+  double rz = res.dot(z);
+  for (int it = 0; it < subspace_iterations_ && rz > 0.0; ++it) {
+    free_adjoint<R>(dir, U, parallel);
+    U = inv_b_.asDiagonal() * U;
+    free_forward<R>(U, Kdir, parallel);
+    Kdir *= 0.5;
+    const double curvature = dir.dot(Kdir);
+    if (!(curvature > 0.0)) break;  // D is flat along dir: K is only semidefinite
+    const double a = rz / curvature;
+    d += a * dir;
+    res -= a * Kdir;
+    for (Index p = 0; p < f; ++p) z[p] = res[p] * term(p).inv_q;
+    const double rz_next = res.dot(z);
+    dir = z + (rz_next / rz) * dir;
+    rz = rz_next;
+  }
+  // delta: to the box's projection of nu_F + d; then the step s delta, s in [0, 1] (inside the
+  // box), that maximises D along it: D(nu + s delta) - D(nu) = s <g, delta> - s^2 <W, B^-1 W> / 4
+  // with W = P_F^* delta. D never falls, so the coordinate ascent's convergence is kept.
+  Vector& delta = d;
+  for (Index p = 0; p < f; ++p) {
+    const double nu = nu_[free_[static_cast<std::size_t>(p)]];
+    delta[p] = std::clamp(nu + d[p], -2.0, 2.0) - nu;
+  }
+  const double rise = g.dot(delta);
+  if (!(rise > 0.0)) return;
+  free_adjoint<R>(delta, U, parallel);
+  double quad = 0.0;
+  for (Index i = 0; i < n; ++i) quad += 0.25 * inv_b_[i] * U.row(i).squaredNorm();
+  const double s = quad > 0.0 ? std::min(1.0, rise / (2.0 * quad)) : 1.0;
+  M += s * U;
+  for (Index p = 0; p < f; ++p) nu_[free_[static_cast<std::size_t>(p)]] += s * delta[p];
+}
+
 bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank(), m = lin.size();
@@ -224,12 +328,16 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
             sweep_bucket<kR>(first + k, M);
         }
       }
-      // Back in the terms' order, each thread writing its own range of st.nu (a scatter through
-      // order_ would have the threads write to the same cache lines).
-#pragma omp for schedule(static)
-      for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
     }
   });
+  // The subspace step after each sweep but an MM step's first: loose steps end after one sweep,
+  // and there the free set is not yet the optimum's.
+  if (subspace_iterations_ > 0 && ++sweeps_ >= 2)
+    detail::with_rank(r, [&](auto R) { subspace_step<decltype(R)::value>(M, parallel); });
+  {
+#pragma omp parallel for schedule(static) if (parallel)
+      for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
+  }
   // The primal point of nu and the gap.
   st.D = -0.5 * (inv_b_.asDiagonal() * M);
   st.step = st.D;

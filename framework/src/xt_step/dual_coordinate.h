@@ -61,6 +61,19 @@ class DualCoordinate final : public XtStep {
   template <int R>
   void sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const;
 
+  // The subspace step (docs/method.md section 3.9): the free multipliers (strictly inside the
+  // box) move together along a few CG iterations of D's Newton step on them, projected onto the
+  // box and shortened to D's maximum along it. U = P_F^* v and out = P_F U over the free terms.
+  template <int R>
+  void subspace_step(Matrix& M, bool parallel) const;
+  template <int R>
+  void free_adjoint(const Vector& v, Matrix& U, bool parallel) const;
+  template <int R>
+  void free_forward(const Matrix& U, Vector& out, bool parallel) const;
+  int subspace_iterations_;
+  int sweeps_ = 0;                             // since the last prepare()
+  mutable std::vector<std::int32_t> free_;     // schedule positions of the free multipliers
+  mutable std::vector<Index> free_ptr_;        // bucket offsets into free_
   const detail::EntryLinearization& lin_;
   // The schedule: term indices bucket by bucket (order_), the buckets' offsets into it
   // (bucket_ptr_), the rounds' offsets into the buckets (round_ptr_).
