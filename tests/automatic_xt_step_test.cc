@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "admm/admm.h"
 #include "mm/surrogate.h"
@@ -42,6 +43,14 @@ SolverOptions defaults(SplitMode split) {
   return o;
 }
 
+// Auto with a row-split phase first: on entry terms auto starts on the exact surrogate where the
+// dual coordinate step applies, so the switch is tested with the linearised exact step.
+SolverOptions switching() {
+  SolverOptions o = defaults(SplitMode::kAuto);
+  o.admm.coupled_step = CoupledStep::kLinearized;
+  return o;
+}
+
 // (F(X) - min H) / F(X) for the exact surrogate H at X, from below: the ADMM on H run to a gap of
 // 1e-11 reaches H(Xt) within that of min H.
 double surrogate_gain(const Instance& in, const Matrix& X) {
@@ -60,18 +69,27 @@ double surrogate_gain(const Instance& in, const Matrix& X) {
 }
 
 // The mechanism's claim, checked by the mathematics: the auto run ends proved near-stationary,
-// and one more exact MM step, solved tightly, gains no more than the reported bound. Row-split
-// alone stops where that step still gains far more (the test fails if auto is row-split only).
+// and one more exact MM step, solved tightly, gains no more than the reported bound; both when it
+// starts on the exact surrogate (the defaults: the dual coordinate step applies) and when it
+// switches there after a row-split phase. Row-split alone stops where that step still gains far
+// more (the test fails if auto is row-split only).
 TEST(AutomaticXtStep, EndsWhereOneMoreExactStepGainsAtMostTheReportedBound) {
   const Instance in = make_instance();
   Matrix X;
-  const Summary s = solve(in.model, *in.l1, in.weights, defaults(SplitMode::kAuto), X);
-  ASSERT_EQ(s.status, SolverStatus::kConverged);
-  EXPECT_GT(s.finishing_step, 1) << "the run did not start row-split";
-  EXPECT_LE(s.stationarity, 1.05 * SolverOptions().stationarity_tolerance);
-  const double gain = surrogate_gain(in, X);
-  EXPECT_LE(gain, s.stationarity + 1e-9);
-  EXPECT_GE(gain, -1e-9);
+  Summary s;
+  for (const bool exact_start : {true, false}) {
+    X.resize(0, 0);
+    s = solve(in.model, *in.l1, in.weights, exact_start ? defaults(SplitMode::kAuto) : switching(), X);
+    ASSERT_EQ(s.status, SolverStatus::kConverged);
+    if (exact_start)
+      EXPECT_EQ(s.finishing_step, 1) << "entry terms without a constraint start on the exact surrogate";
+    else
+      EXPECT_GT(s.finishing_step, 1) << "the run did not start row-split";
+    EXPECT_LE(s.stationarity, 1.05 * SolverOptions().stationarity_tolerance);
+    const double gain = surrogate_gain(in, X);
+    EXPECT_LE(gain, s.stationarity + 1e-9);
+    EXPECT_GE(gain, -1e-9);
+  }
 
   Matrix R;
   const Summary r = solve(in.model, *in.l1, in.weights, defaults(SplitMode::kRowSplit), R);
@@ -126,21 +144,21 @@ TEST(AutomaticXtStep, TermsOnOneRowEachAreExactFromTheStart) {
   EXPECT_TRUE(s.certificate.computed) << s.certificate.note;
 }
 
-// Auto's finish takes the linearised exact step by default (admm.coupled_step = "auto", no rank
-// staircase; docs/method.md section 3.4): no CG iteration, and still the proof. Without Anderson
+// Where the coordinate step is not taken, auto's finish takes the linearised exact step
+// (docs/method.md section 3.4): no CG iteration, and still the proof. Without Anderson
 // acceleration (section 3.7) the same linearised run takes more ADMM iterations to its proof (3038
 // against 2092 here, the row-split part included).
 TEST(AutomaticXtStep, FinishesLinearisedAndAndersonShortensTheProof) {
   const Instance in = make_instance();
   Matrix X, Y;
-  const Summary s = solve(in.model, *in.l1, in.weights, defaults(SplitMode::kAuto), X);
+  const Summary s = solve(in.model, *in.l1, in.weights, switching(), X);
   ASSERT_EQ(s.status, SolverStatus::kConverged);
   EXPECT_GT(s.finishing_step, 1);
   EXPECT_EQ(s.cg_iterations, 0) << "the finish ran CG";
   EXPECT_LE(s.stationarity, 1.05 * SolverOptions().stationarity_tolerance);
 
   // The acceleration alone: rho's residual balancing (section 3.8) off in both runs.
-  SolverOptions accelerated = defaults(SplitMode::kAuto);
+  SolverOptions accelerated = switching();
   accelerated.admm.adaptive_rho = false;
   const Summary a = solve(in.model, *in.l1, in.weights, accelerated, Y);
   SolverOptions plain = accelerated;
@@ -152,8 +170,8 @@ TEST(AutomaticXtStep, FinishesLinearisedAndAndersonShortensTheProof) {
   EXPECT_LE(a.stationarity, 1.05 * SolverOptions().stationarity_tolerance);
   EXPECT_LE(p.stationarity, 1.05 * SolverOptions().stationarity_tolerance);
   EXPECT_LT(5 * a.admm_iterations, 4 * p.admm_iterations);
-  std::printf("[ auto    ] ADMM iterations to the proof: %ld with Anderson acceleration, %ld without; %ld at the "
-              "defaults\n",
+  std::printf("[ auto    ] ADMM iterations to the proof: %ld with Anderson acceleration, %ld without; %ld with rho "
+              "balanced too\n",
               static_cast<long>(a.admm_iterations), static_cast<long>(p.admm_iterations),
               static_cast<long>(s.admm_iterations));
 }
@@ -222,8 +240,8 @@ TEST(MeasuredStationarity, TermsWithoutTheCoordinateStepAreMeasuredLinearised) {
 TEST(AutomaticXtStep, WithoutTheProofTheRunStopsEarlierAndHigher) {
   const Instance in = make_instance();
   Matrix X, Y;
-  const Summary proved = solve(in.model, *in.l1, in.weights, defaults(SplitMode::kAuto), X);
-  SolverOptions o = defaults(SplitMode::kAuto);
+  const Summary proved = solve(in.model, *in.l1, in.weights, switching(), X);
+  SolverOptions o = switching();
   o.stationarity_tolerance = 0.0;
   const Summary unproved = solve(in.model, *in.l1, in.weights, o, Y);
   EXPECT_GT(unproved.finishing_step, 1);
@@ -233,17 +251,23 @@ TEST(AutomaticXtStep, WithoutTheProofTheRunStopsEarlierAndHigher) {
 }
 
 // A run interrupted after the switch resumes on the exact surrogate and ends where the
-// uninterrupted run does, bit for bit (checkpoints keep finishing_step since version 6).
-TEST(AutomaticXtStep, ResumedAfterTheSwitchEndsWithTheUninterruptedResult) {
+// uninterrupted run does, bit for bit (checkpoints keep finishing_step since version 6); so does a
+// run that started there (finishing_step 1).
+class ResumedAuto : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ResumedAuto, EndsWithTheUninterruptedResult) {
   const Instance in = make_instance();
-  SolverOptions o = defaults(SplitMode::kAuto);
+  SolverOptions o = GetParam() ? defaults(SplitMode::kAuto) : switching();
   o.init = InitKind::kGiven;
   std::mt19937_64 rng(3);
   const Matrix X0 = random_matrix(25, 6, 1.0, rng);
   Matrix reference = X0;
   const Summary full = solve(in.model, *in.l1, in.weights, o, reference);
   ASSERT_EQ(full.status, SolverStatus::kConverged);
-  ASSERT_GT(full.finishing_step, 1);
+  if (GetParam())
+    ASSERT_EQ(full.finishing_step, 1);
+  else
+    ASSERT_GT(full.finishing_step, 1);
   const int k = full.finishing_step + 2;
   ASSERT_LT(k, full.mm_iterations);
   const SolverState st = state_at_interrupt(in.model, *in.l1, in.weights, o, X0, k);
@@ -255,6 +279,11 @@ TEST(AutomaticXtStep, ResumedAfterTheSwitchEndsWithTheUninterruptedResult) {
   EXPECT_EQ(rest.stationarity, full.stationarity);
   EXPECT_TRUE(resumed == reference) << "max difference " << (resumed - reference).cwiseAbs().maxCoeff();
 }
+
+INSTANTIATE_TEST_SUITE_P(AutomaticXtStep, ResumedAuto, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "ExactFromTheStart" : "AfterTheSwitch");
+                         });
 
 }  // namespace
 }  // namespace sdprl

@@ -229,7 +229,8 @@ std::vector<SolverOption> make_table() {
       "admm.xt_step", SDPRL_MEMBER(admm.split),
       {choice("auto", SplitMode::kAuto,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
-              "the run is stationary (stationarity_tolerance)"),
+              "the run is stationary (stationarity_tolerance); on the exact surrogate from the start where "
+              "its dual coordinate step applies (entry terms, no constraint, no A-term curvature)"),
        choice("row-split", SplitMode::kRowSplit,
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
               "residual"),
