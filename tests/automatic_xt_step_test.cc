@@ -1,6 +1,6 @@
 // xt_step = "auto" (docs/method.md section 7.2): row-split while its steps make progress, then the
-// exact surrogate H of Prop. 2 until the ADMM's dual proves the run near-stationary, and
-// Summary::stationarity, the bound that proof gives.
+// exact surrogate H of Prop. 2 (from the start where its dual coordinate step applies) until the
+// dual proves the run near-stationary, and Summary::stationarity, the bound that proof gives.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -171,9 +171,19 @@ TEST(DualCoordinate, AcceptsTheLinearisedStepsWarmStart) {
 
 // The schedule's rounds of row blocks that share no row: a sweep on two threads takes the same
 // steps in the same order as on one, so nu, D and the gap are the same bit for bit (n >= 512:
-// sixteen row blocks; m r = 300000, above the one-thread threshold of 2^18).
+// sixteen row blocks; m r = 300000, above the one-thread threshold of 2^18). The subspace steps
+// too: the targets are the iterate's own entries up to 1e-3, so nearly every multiplier stays
+// free and their products run on both threads (f r far above 2^16).
 TEST(DualCoordinate, SameIteratesOnOneAndTwoThreads) {
-  const Instance in = instance(700, 60000, 5, 21);
+  Instance in = instance(700, 60000, 5, 21);
+  {
+    EntryData d = random_entries(700, 60000, 21);
+    std::mt19937_64 rng(22);
+    std::normal_distribution<double> noise(0.0, 1e-3);
+    for (std::size_t k = 0; k < d.rows.size(); ++k)
+      d.targets[static_cast<Index>(k)] = in.X.row(d.rows[k]).dot(in.X.row(d.cols[k])) + noise(rng);
+    in.model.terms = entry_terms(d);
+  }
   auto loss = load_loss("l1");
   Surrogate h(in.model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 5);
   h.update(in.X);

@@ -35,7 +35,8 @@ class SDPRL_API RowConsumer {
 //  kCoupled:  keep the surrogate H of Prop. 2 exactly; the Xt-step is one coupled linear system
 //             solved by preconditioned CG.
 //  kAuto:     a solver option only (make_linearization never receives it): row-split while its
-//             steps make progress, then the exact surrogate to finish (docs/method.md section 7.2).
+//             steps make progress, then the exact surrogate to finish; the exact surrogate from
+//             the start where its dual coordinate step applies (docs/method.md section 7.2).
 enum class SplitMode { kRowSplit, kCoupled, kAuto };
 
 SDPRL_API const char* to_string(SplitMode mode);

@@ -90,9 +90,6 @@ struct AdmmOptions {
   int preconditioner_refresh = 16;
   CgPreconditioner preconditioner = CgPreconditioner::kAuto;
   CoupledStep coupled_step = CoupledStep::kAuto;
-  // Dual coordinate step: CG iterations of the subspace step on the free multipliers after each
-  // sweep but an MM step's first (docs/method.md section 3.9). 0 = plain coordinate ascent.
-  int subspace_iterations = 10;
   double rho_constraint = 0.0;    // penalty of the constraint split (X >= 0); 0 = mean diag of 2B
   // Anderson acceleration of an ADMM run that passes 10 iterations: the number of past iterates it
   // extrapolates from (docs/method.md section 3.7). 0 = off.
@@ -102,6 +99,9 @@ struct AdmmOptions {
   // surrogate; under a constraint rho_constraint keeps its rule); the rho reached is kept for the
   // next MM steps.
   bool adaptive_rho = true;
+  // Dual coordinate step: CG iterations of the subspace step on the free multipliers after each
+  // sweep but an MM step's first (docs/method.md section 3.9). 0 = plain coordinate ascent.
+  int subspace_iterations = 10;
 };
 
 struct SolverOptions {

@@ -230,7 +230,8 @@ std::vector<SolverOption> make_table() {
       {choice("auto", SplitMode::kAuto,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
               "the run is stationary (stationarity_tolerance); on the exact surrogate from the start where "
-              "its dual coordinate step applies (entry terms, no constraint, no A-term curvature)"),
+              "its dual coordinate step applies (entry terms, no constraint, no A-term curvature; not with "
+              "coupled_step = \"auto\" under max_rank or anderson_memory = 0, where that is CG)"),
        choice("row-split", SplitMode::kRowSplit,
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
               "residual"),
