@@ -38,7 +38,7 @@ const detail::EntryLinearization* DualCoordinate::entry_terms(const TermLineariz
 
 DualCoordinate::DualCoordinate(const Surrogate& surrogate, const AdmmOptions& options,
                                const detail::EntryLinearization& lin)
-    : XtStep(surrogate, options), subspace_iterations_(options.subspace_iterations), lin_(lin) {
+    : XtStep(surrogate, options), lin_(lin) {
   const EntryTerms& terms = lin.terms();
   const Index n = terms.dimension(), m = terms.size(), K = block_count(n);
   const auto block = [&](Index i) { return i * K / n; };
@@ -150,6 +150,16 @@ inline void coordinate_step(const Term& t, const Matrix& X, const double* inv_b,
     mj += (delta * t.c) * xi;
   }
 }
+
+// <P_h, U> = c (x_j . U_i + x_i . U_j), or c x_i . U_i when i = j: one term's P applied to U.
+template <int R, class Term>
+inline double term_product(const Term& t, const Matrix& X, const Matrix& U) {
+  using Row = Eigen::Matrix<double, 1, R>;
+  const Index r = X.cols();
+  Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
+  Eigen::Map<const Row> ui(U.row(t.i).data(), r), uj(U.row(t.j).data(), r);
+  return t.i == t.j ? t.c * ui.dot(xi) : t.c * (ui.dot(xj) + uj.dot(xi));
+}
 }  // namespace
 
 template <int R>
@@ -175,21 +185,15 @@ void DualCoordinate::sweep_two_buckets(Index k, Index l, Matrix& M) const {
 template <int R>
 void DualCoordinate::sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const {
   const Matrix& X = lin_.point();
-  const Index r = X.cols();
-  using Row = Eigen::Matrix<double, 1, R>;
   double sum = 0.0, nb = 0.0;
   for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q) {
     const Term& t = terms_[static_cast<std::size_t>(q)];
-    Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
-    Eigen::Map<const Row> di(D.row(t.i).data(), r), dj(D.row(t.j).data(), r);
-    const double pd = t.i == t.j ? t.c * di.dot(xi) : t.c * (di.dot(xj) + dj.dot(xi));
-    sum += std::abs(pd + t.b);
+    sum += std::abs(term_product<R>(t, X, D) + t.b);
     nb += nu_[q] * t.b;
   }
   *terms = sum;
   *nu_b = nb;
 }
-
 
 template <int R>
 void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) const {
@@ -220,17 +224,12 @@ void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) con
 
 template <int R>
 void DualCoordinate::free_forward(const Matrix& U, Vector& out, bool parallel) const {
-  using Row = Eigen::Matrix<double, 1, R>;
   const Matrix& X = lin_.point();
-  const Index r = X.cols(), f = static_cast<Index>(free_.size());
+  const Index f = static_cast<Index>(free_.size());
   out.resize(f);
 #pragma omp parallel for schedule(static) if (parallel)
-  for (Index p = 0; p < f; ++p) {
-    const Term& t = terms_[static_cast<std::size_t>(free_[static_cast<std::size_t>(p)])];
-    Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
-    Eigen::Map<const Row> ui(U.row(t.i).data(), r), uj(U.row(t.j).data(), r);
-    out[p] = t.i == t.j ? t.c * xi.dot(ui) : t.c * (xj.dot(ui) + xi.dot(uj));
-  }
+  for (Index p = 0; p < f; ++p)
+    out[p] = term_product<R>(terms_[static_cast<std::size_t>(free_[static_cast<std::size_t>(p)])], X, U);
 }
 
 template <int R>
@@ -260,7 +259,7 @@ void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   for (Index p = 0; p < f; ++p) z[p] = res[p] * term(p).inv_q;
   dir = z;
   double rz = res.dot(z);
-  for (int it = 0; it < subspace_iterations_ && rz > 0.0; ++it) {
+  for (int it = 0; it < options_.subspace_iterations && rz > 0.0; ++it) {
     free_adjoint<R>(dir, U, parallel);
     U = inv_b_.asDiagonal() * U;
     free_forward<R>(U, Kdir, parallel);
@@ -332,12 +331,12 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   });
   // The subspace step after each sweep but an MM step's first: loose steps end after one sweep,
   // and there the free set is not yet the optimum's.
-  if (subspace_iterations_ > 0 && ++sweeps_ >= 2)
+  if (options_.subspace_iterations > 0 && ++sweeps_ >= 2)
     detail::with_rank(r, [&](auto R) { subspace_step<decltype(R)::value>(M, parallel); });
-  {
+  // Back in the terms' order, each thread writing its own range of st.nu (a scatter through
+  // order_ would have the threads write to the same cache lines).
 #pragma omp parallel for schedule(static) if (parallel)
-      for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
-  }
+  for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
   // The primal point of nu and the gap.
   st.D = -0.5 * (inv_b_.asDiagonal() * M);
   st.step = st.D;

@@ -70,7 +70,6 @@ class DualCoordinate final : public XtStep {
   void free_adjoint(const Vector& v, Matrix& U, bool parallel) const;
   template <int R>
   void free_forward(const Matrix& U, Vector& out, bool parallel) const;
-  int subspace_iterations_;
   int sweeps_ = 0;                             // since the last prepare()
   mutable std::vector<std::int32_t> free_;     // schedule positions of the free multipliers
   mutable std::vector<Index> free_ptr_;        // bucket offsets into free_
