@@ -250,6 +250,39 @@ TEST(AutomaticXtStep, WithoutTheProofTheRunStopsEarlierAndHigher) {
   EXPECT_LT(proved.final_objective, unproved.final_objective);
 }
 
+// A coupled run stops on small steps. Once they are first small, its dual coordinate steps are
+// solved relative to what they gain (admm.decrease_ratio): then H(0) - min H <=
+// (1 + ratio) (F(X_k) - H(Xt)), so the small steps that end the run bound how far its end is from
+// a fixed point of the exact surrogate, checked here by solving that surrogate tightly. Without the
+// rule (ratio 0) eps_k lets each step take a single sweep, the steps are small because the solves
+// are loose, and the run ends where one exact step still gains far more than that bound (the test
+// fails without the rule).
+TEST(CoupledXtStep, SmallStepsSolvedRelativeToTheirGainEndNearAFixedPoint) {
+  const Instance in = make_instance();
+  const SolverOptions coupled = defaults(SplitMode::kCoupled);
+  const double ratio = coupled.admm.decrease_ratio;
+  ASSERT_GT(ratio, 0.0) << "the rule is on by default";
+  // The last `consecutive` steps each gained under relative_tolerance of F.
+  const double bound = (1.0 + ratio) * coupled.relative_tolerance;
+  Matrix X;
+  const Summary s = solve(in.model, *in.l1, in.weights, coupled, X);
+  ASSERT_EQ(s.status, SolverStatus::kConverged);
+  const double gain = surrogate_gain(in, X);
+  std::printf("coupled, decrease_ratio %g: %d MM steps, %lld sweeps, one exact step gains %.3g of F\n", ratio,
+              s.mm_iterations, static_cast<long long>(s.admm_iterations), gain);
+  EXPECT_LE(gain, bound);
+
+  SolverOptions loose = coupled;
+  loose.admm.decrease_ratio = 0.0;
+  Matrix Y;
+  const Summary l = solve(in.model, *in.l1, in.weights, loose, Y);
+  ASSERT_EQ(l.status, SolverStatus::kConverged);
+  const double loose_gain = surrogate_gain(in, Y);
+  std::printf("coupled, eps_k alone: %d MM steps, %lld sweeps, one exact step gains %.3g of F\n", l.mm_iterations,
+              static_cast<long long>(l.admm_iterations), loose_gain);
+  EXPECT_GT(loose_gain, bound) << "eps_k alone already ended near a fixed point: the test checks nothing";
+}
+
 // A run interrupted after the switch resumes on the exact surrogate and ends where the
 // uninterrupted run does, bit for bit (checkpoints keep finishing_step since version 6); so does a
 // run that started there (finishing_step 1).

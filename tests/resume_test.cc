@@ -227,7 +227,7 @@ TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedR
 // carries its multipliers alone: M = G + P*(nu) is rebuilt at every MM step, so the checkpoint's nu
 // is all a resumed run needs to take the same steps.
 TEST_F(ResumeTest, InterruptADualCoordinateRunThenResumeEndsWithTheUninterruptedResult) {
-  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 21);
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 12);
 }
 
 // Auto's finish balances rho in its long ADMM runs (docs/method.md section 3.8) and the next MM

@@ -102,6 +102,12 @@ struct AdmmOptions {
   // Dual coordinate step: CG iterations of the subspace step on the free multipliers after each
   // sweep but an MM step's first (docs/method.md section 3.9). 0 = plain coordinate ascent.
   int subspace_iterations = 10;
+  // xt_step = "coupled" on the dual coordinate step, once its steps are first small: an MM step's
+  // sweeps go on until the gap is also at most this times what the step has gained,
+  // F(X_k) - H(Xt), so that each step gains at least 1 / (1 + ratio) of all its surrogate can, and
+  // the run ends when its steps are small again, which bounds the distance from a fixed point
+  // (docs/method.md section 3.9). 0 = off: the run ends at its first small steps.
+  double decrease_ratio = 2.0;
 };
 
 struct SolverOptions {

@@ -286,7 +286,7 @@ double Admm::residual_balanced_rho(const AdmmState& st) {
   return std::isfinite(rho) && rho > 0.0 ? rho : rho_;
 }
 
-int Admm::run(AdmmState& st, double eps) {
+int Admm::run(AdmmState& st, double eps, RelativeStop relative) {
   st.cg_iterations = 0;
   st.rho_updates = 0;
   int t = 0;
@@ -325,12 +325,19 @@ int Admm::run(AdmmState& st, double eps) {
   // finish took 400 to 900 iterations per MM step instead of the 1000 cap.
   const bool adapt = options_.adaptive_rho && options_.rho == 0.0 && !fused() && !coordinate &&
                      !s_.linearization().rows_decoupled();
-  while (t < min_t || (t < options_.max_iterations && !(st.gap <= eps) && std::isfinite(st.gap))) {
+  // The relative rule: H(0) = F(X_k) is the surrogate's value at the centre, st.primal = H(Xt), so
+  // gap <= ratio (H(0) - H(Xt)) gives H(0) - min H <= (1 + ratio) (H(0) - H(Xt)).
+  const double center = s_.center_objective();
+  const auto solved = [&] {
+    return st.gap <= eps &&
+           (relative.ratio <= 0.0 || st.gap <= std::max(relative.floor, relative.ratio * (center - st.primal)));
+  };
+  while (t < min_t || (t < options_.max_iterations && !solved() && std::isfinite(st.gap))) {
     // An iteration before the min_t-th cannot end the run: its gap (under a constraint one more
     // P and a pass over the terms for the value at Y) is not computed.
     step(st, eps, /*gap=*/t + 1 >= min_t);
     ++t;
-    if (adapt && t % kRhoEvery == 0 && !(st.gap <= eps) && std::isfinite(st.gap) && t < options_.max_iterations) {
+    if (adapt && t % kRhoEvery == 0 && !solved() && std::isfinite(st.gap) && t < options_.max_iterations) {
       const double rho = residual_balanced_rho(st);
       if (rho != rho_) {
         set_rho(rho);
@@ -340,7 +347,7 @@ int Admm::run(AdmmState& st, double eps) {
     }
     if (accelerate && !anderson && t >= kAndersonAfter) anderson.emplace(options_.anderson_memory, xt_->linearized());
     // Not after the last iteration: the state returned is the one whose gap was just measured.
-    if (anderson && !(st.gap <= eps) && std::isfinite(st.gap) && t < options_.max_iterations)
+    if (anderson && !solved() && std::isfinite(st.gap) && t < options_.max_iterations)
       anderson->step(st, rho_, term_weights(s_.linearization()));
   }
   st.share_rows();

@@ -17,6 +17,12 @@
 namespace sdprl {
 
 
+// Admm::run()'s second stopping rule: gap <= max(floor, ratio (H(0) - H(Xt))) besides gap <= eps.
+struct RelativeStop {
+  double ratio = 0.0;  // AdmmOptions::decrease_ratio; 0 = none
+  double floor = 0.0;  // a gap at most this ends the run whatever the gain (a fixed point gains 0)
+};
+
 // The ADMM's iteration (Xt-, e-, nu-step, the constraint split's Y- and mu-steps and the gap) on
 // one surrogate; the Xt-step itself is a strategy (xt_step/xt_step.h) picked at the first prepare().
 class SDPRL_API Admm {
@@ -70,7 +76,8 @@ class SDPRL_API Admm {
   void iterate(AdmmState& state, double eps);
   // Iterates until gap <= eps (at least once) or max_iterations; returns the iteration count.
   // After update_and_iterate(), its iteration counts as the first: run() tests its gap first.
-  int run(AdmmState& state, double eps);
+  // With `relative` (RelativeStop) the gap must also be within its share of the step's gain.
+  int run(AdmmState& state, double eps, RelativeStop relative = {});
 
   // The MM rebuild fused with the next ADMM's first iteration (issue #8). Calls
   // surrogate.update(Xk) (the surrogate this Admm was made with) and, on the fused row pass with

@@ -274,6 +274,13 @@ std::vector<SolverOption> make_table() {
       "dual coordinate step: after each sweep but an MM step's first, the multipliers inside their box "
       "move together by this many CG iterations of the dual's Newton step on them, projected onto the box "
       "(docs/method.md section 3.9); 0 = coordinate ascent alone"));
+  t.push_back(number_option(
+      "admm.decrease_ratio", SDPRL_MEMBER(admm.decrease_ratio), NumberRule::non_negative(),
+      "xt_step = \"coupled\" on the dual coordinate step, once rule 4 first holds: each MM step's sweeps "
+      "go on until its gap is also at most this times what the step has gained, F(X_k) - H(Xt) (or below "
+      "half the stationarity tolerance), so that each step gains at least 1 / (1 + this) of what its "
+      "surrogate can, and the run ends when its steps are small again, near a fixed point, not on a loose "
+      "solve (docs/method.md section 3.9). 0 = off: the run ends at its first small steps"));
   t.push_back(integer_option(
       "admm.preconditioner_refresh", SDPRL_MEMBER(admm.preconditioner_refresh), count,
       "coupled Xt-step: rebuild CG's block preconditioner (linearized, for terms without a bound on "
