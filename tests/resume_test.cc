@@ -225,9 +225,11 @@ TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedR
 
 // The dual coordinate step (the automatic coupled step on entry terms, docs/method.md section 3.9)
 // carries its multipliers alone: M = G + P*(nu) is rebuilt at every MM step, so the checkpoint's nu
-// is all a resumed run needs to take the same steps.
+// is all a resumed run needs to take the same steps. Interrupted at step 36 of 41, inside the phase
+// whose steps are solved relative to their gain (from step 34; admm.decrease_ratio), which the
+// checkpoint's tight flag carries.
 TEST_F(ResumeTest, InterruptADualCoordinateRunThenResumeEndsWithTheUninterruptedResult) {
-  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 12);
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 36);
 }
 
 // Auto's finish balances rho in its long ADMM runs (docs/method.md section 3.8) and the next MM
