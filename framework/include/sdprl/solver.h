@@ -126,7 +126,9 @@ struct SolverOptions {
   // the surrogate by more (Summary::stationarity). 0: small steps alone.
   double stationarity_tolerance = 1e-6;
   // At the end of a row-split run, bracket its result's distance from a fixed point of the exact
-  // surrogate (Summary::stationarity and stationarity_lower; docs/method.md section 7.2).
+  // surrogate (Summary::stationarity and stationarity_lower; docs/method.md section 7.2), where the
+  // dual coordinate or linearised step applies; Summary::message says when it is proved above
+  // stationarity_tolerance.
   bool measure_stationarity = false;
   // Models whose terms are constraints (Model::infeasibility, e.g. sdpa): `sdprl run` accepts a
   // result only when its relative violation is at most this; otherwise it lowers gamma tenfold and

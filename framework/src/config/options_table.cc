@@ -144,8 +144,10 @@ std::vector<SolverOption> make_table() {
       "at the end of a row-split run, measure how far its result is from a fixed point of the exact surrogate: "
       "F(X) - min H over the size of F's parts, bracketed from above and below (summary.json: stationarity, "
       "stationarity_lower; docs/method.md section 7.2) by up to 300 iterations on the exact surrogate (the dual "
-      "coordinate step where it applies, else the linearised ADMM). Not under a constraint or where B is not "
-      "diagonal. Off by default: it costs 7% (quickstart, m = 2000) to two thirds of a short run"));
+      "coordinate step where it applies, else the linearised ADMM), and a message when it is proved above "
+      "stationarity_tolerance. Not under a constraint or where B is not diagonal (an A-term with gamma > 0). Off "
+      "by default: it costs 3-10% of the time (quickstart: 0.098 -> 0.107 s per lambda; m = 2000: 7%) and, as the "
+      "exact surrogate is built beside the run's, memory (m = 100000: peak 1.84 GB against 1.24 GB)"));
   t.push_back(number_option(
       "feasibility_tolerance", SDPRL_MEMBER(feasibility_tolerance), NumberRule::non_negative(),
       "models whose terms are constraints (sdpa): the largest relative violation a result may have. Above "
