@@ -524,7 +524,7 @@ class MmLoop {
     constexpr int kRound = 5, kMaxIterations = 300;
     // Known before any rebuild: the A-term's curvature makes B non-diagonal (npkl, cmvu), and a
     // rebuild only to find that cost them 0.1 s (npkl_a1a: 0.47 -> 0.57 s).
-    if (model_.constraint || a_curvature()) return;
+    if (model_.constraint || surrogate_->has_a_curvature()) return;
     const double rho = summary_.rho;
     const Index split_terms = summary_.split_terms;
     AdmmOptions admm = options_.admm;
@@ -572,10 +572,9 @@ class MmLoop {
     if (model_.constraint || dynamic_cast<const EntryTerms*>(model_.terms.get()) == nullptr) return false;
     // The exact surrogate's B is diagonal unless A adds curvature (Surrogate: no majorant of A
     // outside row-split).
-    return !a_curvature();
-  }
-  bool a_curvature() const {
-    return model_.quadratic && weights_.gamma > 0.0 && !model_.quadratic->positive_part_is_zero();
+    const bool a_curvature =
+        model_.quadratic && weights_.gamma > 0.0 && !model_.quadratic->positive_part_is_zero();
+    return !a_curvature;
   }
 
   // kAuto: from MM step k on, the exact surrogate (coupled Xt-step) with the same tau. Its
