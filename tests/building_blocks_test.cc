@@ -5,9 +5,11 @@
 // sparse-vs-dense iterates (check 5) are in solver_math_test.cc next to the other families'.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <random>
@@ -70,30 +72,49 @@ std::vector<Eigen::MatrixXd> mvu_matrices(const EntryData& pairs) {
 // ---------------------------------------------------------------------------------------------
 // Rank-one terms.
 
-// EntryTerms::apply_adjoint_sym splits a large set across threads (each scattering into its own
-// matrix). The adjoint identity <A*(y) V, W> = sum_k y_k (v_i . w_j + v_j . w_i) / 2 must hold on
-// one thread and on two, and the two must agree to rounding; the set exceeds the parallel threshold.
+// EntryTerms::apply_adjoint_sym splits a large set into chunks whose count depends on the set's
+// size alone (each scattered into its own accumulator, added in chunk order). The adjoint identity
+// <A*(y) V, W> = sum_k y_k (v_i . w_j + v_j . w_i) / 2 must hold on one thread and on two, and the
+// two must agree bit for bit; the set exceeds both chunk thresholds (one column: 16384 terms a
+// chunk, wider: 100000). The terms in random order and sorted by row, where the one-column loop
+// sums a row's run of terms in a register (a run ends at a row change, inside a chunk or at its
+// end, and a term (i, j) with j on the current row still adds to j at once).
 TEST(EntryTerms, AdjointOnOneAndTwoThreadsSatisfiesTheAdjointIdentity) {
-  const EntryData d = random_entries(3000, 150000, 301);
-  const auto terms = entry_terms(d);
+  EntryData d = random_entries(3000, 150000, 301);
   std::mt19937_64 rng(302);
-  for (const Index width : {1, 4}) {  // 1: the spectral start's Lanczos vectors take their own loop
-    SCOPED_TRACE("V with " + std::to_string(width) + " columns");
-    const Matrix V = random_matrix(d.n, width, 1.0, rng), W = random_matrix(d.n, width, 1.0, rng);
-    const Vector y = Vector::Random(terms->size());
-    double expected = 0.0;
-    for (Index k = 0; k < terms->size(); ++k)
-      expected += 0.5 * y[k] * (V.row(d.rows[k]).dot(W.row(d.cols[k])) + V.row(d.cols[k]).dot(W.row(d.rows[k])));
-    Matrix one, two;
-    set_threads(1);
-    terms->apply_adjoint_sym(y, V, one);
-    set_threads(2);
-    terms->apply_adjoint_sym(y, V, two);
-    set_threads(1);
-    EXPECT_NEAR(one.cwiseProduct(W).sum(), expected, 1e-10 * (1.0 + std::abs(expected)));
-    EXPECT_NEAR(two.cwiseProduct(W).sum(), expected, 1e-10 * (1.0 + std::abs(expected)));
-    EXPECT_LE((one - two).norm(), 1e-12 * one.norm());
-    EXPECT_GT(one.norm(), 0.0);
+  for (const bool sorted : {false, true}) {
+    if (sorted) {
+      std::vector<std::size_t> order(d.rows.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return d.rows[a] < d.rows[b]; });
+      EntryData s = d;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        s.rows[k] = d.rows[order[k]];
+        s.cols[k] = d.cols[order[k]];
+        s.targets[static_cast<Index>(k)] = d.targets[static_cast<Index>(order[k])];
+      }
+      d = std::move(s);
+    }
+    const auto terms = entry_terms(d);
+    for (const Index width : {1, 4}) {  // 1: the Lanczos vectors (spectral start, certificate) take their own loop
+      SCOPED_TRACE(std::string(sorted ? "sorted by row" : "random order") + ", V with " + std::to_string(width) +
+                   " columns");
+      const Matrix V = random_matrix(d.n, width, 1.0, rng), W = random_matrix(d.n, width, 1.0, rng);
+      const Vector y = Vector::Random(terms->size());
+      double expected = 0.0;
+      for (Index k = 0; k < terms->size(); ++k)
+        expected += 0.5 * y[k] * (V.row(d.rows[k]).dot(W.row(d.cols[k])) + V.row(d.cols[k]).dot(W.row(d.rows[k])));
+      Matrix one, two;
+      set_threads(1);
+      terms->apply_adjoint_sym(y, V, one);
+      set_threads(2);
+      terms->apply_adjoint_sym(y, V, two);
+      set_threads(1);
+      EXPECT_NEAR(one.cwiseProduct(W).sum(), expected, 1e-10 * (1.0 + std::abs(expected)));
+      EXPECT_NEAR(two.cwiseProduct(W).sum(), expected, 1e-10 * (1.0 + std::abs(expected)));
+      EXPECT_EQ((one - two).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_GT(one.norm(), 0.0);
+    }
   }
 }
 
