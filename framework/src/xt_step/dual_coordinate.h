@@ -73,6 +73,7 @@ class DualCoordinate final : public XtStep {
   int sweeps_ = 0;                             // since the last prepare()
   mutable std::vector<std::int32_t> free_;     // schedule positions of the free multipliers
   mutable std::vector<Index> free_ptr_;        // bucket offsets into free_
+  mutable std::vector<Term> free_terms_;       // their terms, in free_'s order
   const detail::EntryLinearization& lin_;
   // The schedule: term indices bucket by bucket (order_), the buckets' offsets into it
   // (bucket_ptr_), the rounds' offsets into the buckets (round_ptr_).
