@@ -33,8 +33,7 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
     }
     if (begin < end) o[row] += sum;
   };
-  auto scatter = [&](Index begin, Index end, Matrix& acc) {
-    if (k == 1) return scatter_vector(begin, end, acc.data());
+  auto scatter = [&](Index begin, Index end, Matrix& acc) {  // k > 1
     for (Index t = begin; t < end; ++t) {
       const double a = 0.5 * y[t];
       acc.row(rows()[t]).noalias() += a * V.row(cols()[t]);
@@ -70,7 +69,7 @@ void EntryTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out
     }
     return;
   }
-  // k columns (the rank staircase's, the sdpa export's): at least kChunkTerms terms a chunk and
+  // k columns (L-BFGS's gradient, the rank staircase's, the sdpa export's): at least kChunkTerms terms a chunk and
   // one n x k accumulator a thread; the in-order additions are hand-offs between threads, which a
   // spinning thread on a busy machine slows down (OMP_WAIT_POLICY=passive, as for the row loops).
   constexpr Index kChunkTerms = 100000;
