@@ -143,9 +143,13 @@ struct SolverOptions {
   // step passes), so F still descends as docs/method.md section 2 argues (Summary::rejected_steps).
   // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
   // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
-  // the optimum in 376 MM steps instead of 1768 and no step is refused. It is not the default: on
-  // the rank-5 quickstart it takes 202 MM steps instead of 169 (docs/performance.md). 0: automatic,
-  // from 1, halved while the steps measure that a quarter of it would have passed (section 2.1).
+  // the optimum in 376 MM steps instead of 1768 and no step is refused; on the rank-5 quickstart it
+  // takes 202 MM steps instead of 169 (docs/performance.md). 0: automatic, from 1; on the exact
+  // surrogate without a constraint, halved on trial when a step measures that a quarter of it
+  // would have passed, and the halving undone unless the next step gains as much per ADMM
+  // iteration as the last one did (section 2.1). Not the default yet: with the linearised exact
+  // step, tests/automatic_xt_step_test's auto run after its switch did not converge in 2000 MM
+  // steps at tau 1/2 (docs/notes/solver-history.md).
   double curvature_scale = 1.0;
   // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
   // step X_k -> X_k + Xt, F is tried at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 and the lowest
@@ -262,6 +266,7 @@ struct Summary {
   long cg_iterations = 0;               // CG iterations of the coupled Xt-step (0 for the direct one)
   int monotonicity_violations = 0;  // steps with F_{k+1} > F_k + eps_k (docs/method.md check 3); see solve()
   int rejected_steps = 0;           // MM steps refused and taken again (SolverOptions::curvature_scale)
+  int undone_tau_trials = 0;        // halvings of the automatic tau tried and undone (TauTrial)
   int overrelaxed_steps = 0;        // MM steps lengthened by SolverOptions::overrelax
   double curvature_scale = 1.0;     // tau at the end (raised from the option's by refused steps)
   // How far the result X is from a fixed point of MM on the exact surrogate H of Prop. 2 (so from
@@ -320,6 +325,13 @@ using IterationCallback = std::function<bool(const TraceRow& row, const Matrix& 
 // bit for bit as the run that produced it would have (same model, loss, weights and options):
 // everything the next step reads is here, and the rest (the surrogate, the ADMM's factors) is
 // rebuilt from X. Written by `sdprl run` into checkpoints (sdprl run --resume).
+// The automatic curvature scale's trial of a halved tau (SolverOptions::curvature_scale = 0;
+// docs/method.md section 2.1), as it stands between two MM steps.
+struct TauTrial {
+  double reference = 0.0;  // > 0: the next step is a trial, kept when it gains this per ADMM iteration
+  int not_before = 0;      // no trial before this MM step (after the last undone one)
+};
+
 struct SolverState {
   int k = 0;                // MM steps done; the next one is k + 1
   Matrix X;                 // X_k
@@ -329,6 +341,7 @@ struct SolverState {
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
   bool tight = false;       // the ADMMs go to half the stationarity tolerance (admm.split kAuto)
+  TauTrial tau_trial;       // the automatic tau's pending trial and its record
   // The ADMM warm start.
   Vector nu, e;             // multipliers and split variables of the terms
   Vector u;                 // or both packed at `rho`, u = nu + rho e (nu and e empty then)

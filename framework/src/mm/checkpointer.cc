@@ -48,6 +48,7 @@ void resume_from(const SolverState& start, Summary& summary, AdmmState& state, L
   loop.c0 = start.c0;
   loop.small_steps = start.small_steps;
   loop.tight = start.tight;
+  loop.tau_trial = start.tau_trial;
   loop.first_step = start.k + 1;
   loop.time_before = start.summary.solve_time;
 }
@@ -62,6 +63,7 @@ void Checkpointer::take(int k, const Matrix& X, const LoopVariables& loop, const
   saved.rho = summary.rho;
   saved.small_steps = loop.small_steps;
   saved.tight = loop.tight;
+  saved.tau_trial = loop.tau_trial;
   saved.curvature_scale = surrogate.curvature_scale();
   saved.xt_step_state = admm.save_warm_start(state);
   // The ADMM vectors are lent, not copied (m = 10^5: 23M doubles), and given back even when

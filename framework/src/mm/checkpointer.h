@@ -19,6 +19,7 @@ struct LoopVariables {
   int small_steps = 0;       // consecutive steps with a relative change below the tolerance
   bool tight = false;        // SolverState::tight
   double time_before = 0.0;  // seconds of MM loop before a resume, so that trace times continue
+  TauTrial tau_trial;        // SolverState::tau_trial
 };
 
 // Resume validation: throws Error unless `start` belongs to this problem. `f` is F at start->X

@@ -43,6 +43,14 @@ class IterationLog {
                    f_next, surrogate_value, tau, raised);
   }
 
+  // The automatic tau's trial of a halved tau failed at step k (MmLoop::judge).
+  void undone(const Summary& s, int k, double f_next, double tau, double raised) {
+    header(s);
+    if (verbose_)
+      std::fprintf(stderr, "%5d step undone: F(X_k + Xt) = %.6e, less gain per ADMM iteration than at tau = %g; curvature scale %g -> %g\n",
+                   k, f_next, raised, tau, raised);
+  }
+
   // xt_step = "auto": the row-split steps stalled at step k - 1; the exact surrogate from step k.
   void switched(int k, double rho) {
     if (verbose_)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "admm/admm.h"
 #include "mm/certificate.h"
@@ -288,7 +289,8 @@ class MmLoop {
     t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps, relative_stop());
     summary_.rho = admm_->rho();  // residual balancing may have changed it (AdmmOptions::adaptive_rho)
-    if (automatic_tau()) t.curvature = surrogate_->curvature_along(state_.step);
+    // The automatic tau lowers tau on the exact surrogate only (lower_curvature_scale()).
+    if (automatic_tau() && exact_ && !model_.constraint) t.curvature = surrogate_->curvature_along(state_.step);
     t.dual = state_.dual;
     t.magnitude = surrogate_->objective_magnitude();
     summary_.admm_iterations += t.inner;
@@ -327,7 +329,10 @@ class MmLoop {
     }
     const double tau = surrogate_->curvature_scale();
     const StepVerdict verdict = judge_step(k, loop_.f, t.f_next, t.surrogate_value, tau, eps, t.gap);
+    const double trial_reference = loop_.tau_trial.reference;
+    loop_.tau_trial.reference = 0.0;  // a trial is judged once, on its first attempt
     if (verdict.kind == StepVerdict::kRefuse) {
+      if (trial_reference > 0.0) fail_tau_trial(k);  // the refusal doubles tau back
       ++summary_.rejected_steps;
       const double raised = std::min(1.0, 2.0 * tau);
       log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, raised);
@@ -344,7 +349,28 @@ class MmLoop {
       surrogate_->update(X_);
       return Next::kStop;
     }
+    // A trial of a halved tau (lower_curvature_scale) that gains less per ADMM iteration than the
+    // old tau was expected to is undone as a refusal is: taken again from X_k at the old tau, its
+    // ADMM iterations spent but not its effect on F (kept, its F rose at 2 of 3 failed trials on
+    // the quickstart at m = 2000, 266145 -> 266206: the halved tau's first sweeps leave H(Xt)
+    // above F(X_k), which the refusal test does not catch).
+    if (trial_reference > 0.0 && !((t.f_before - t.f_next) / std::max(1, t.inner) >= trial_reference)) {
+      fail_tau_trial(k);
+      const double raised = std::min(1.0, 2.0 * tau);
+      log_.undone(summary_, k, t.f_next, tau, raised);
+      surrogate_->set_curvature_scale(raised);
+      surrogate_->update(X_);
+      primed_ = false;
+      rebuild_preconditioner_ = true;  // B changed with tau
+      return Next::kRetry;
+    }
     return Next::kGoOn;
+  }
+
+  // A trial of a halved tau failed at MM step k: the next is allowed 8, 16, 32, ... steps later.
+  void fail_tau_trial(int k) {
+    const int failed = ++summary_.undone_tau_trials;
+    loop_.tau_trial.not_before = k + (8 << std::min(failed - 1, 20));
   }
 
   // X_{k+1} = X_k + Xt, then the stopping rules; true when the run ends here.
@@ -404,7 +430,7 @@ class MmLoop {
     // The automatic tau, before any checkpoint of this step (an interrupt's below) so that a
     // resumed run continues at the tau this one does; not on a step whose switch to the exact
     // surrogate already prepared the next step's ADMM (skip_prepare_) at this tau.
-    if (automatic_tau() && !skip_prepare_) lower_curvature_scale(trial);
+    if (automatic_tau() && !skip_prepare_) lower_curvature_scale(k, trial);
     // An interrupt that came during a fused rebuild finds the next step's first ADMM iteration
     // done: with a checkpoint to take, that step is finished first (unfused, as interrupting is
     // then set), so that the checkpoint holds a state between two steps.
@@ -450,12 +476,32 @@ class MmLoop {
   // (which doubles tau, judge()) doubles that floor, so a run refuses at most 6 steps this way
   // and cannot alternate between a tau and its refusal. The floor is a function of the summary's
   // count, so a resumed run lowers tau exactly as the uninterrupted one.
-  void lower_curvature_scale(const Trial& t) {
+  //
+  // The curvature says what the step needed, not whether a smaller tau pays: on matrix completion
+  // (m = 2000) every halving it asked for made the run slower (152 MM steps and 2265 ADMM
+  // iterations against 41 and 88 at tau = 1), on sdpa_compare's rank-60 instance it made it 3.6x
+  // faster. So a halving is a trial (TauTrial): only after 3 steps at this tau, and the next step
+  // must gain per ADMM iteration at least e_k = (F_{k-1} - F_k) / iterations_k, what the last step
+  // at the old tau gained; judge() undoes a trial that does not. (Against q e_k with
+  // q = min(1, e_k / e_{k-1}), the rate's decay allowed for, the quickstart's trial at step 4 was
+  // kept and its coupled run took 124 ADMM iterations against 88 at tau = 1; against e_k, 94.)
+  //
+  // Not on the row-split surrogate (xt_step = "row-split", or auto's first phase), whose ADMMs are
+  // solved loosely (one or two iterations a step): the quickstart at m = 2000, lambda = 1 took tau
+  // to 1/64 with every trial kept, its steps' gap grew to 100x their gain and the small-change
+  // rule stopped it at 108 MM steps with F 266202.8 and test RMSE 0.11236, where tau = 1 goes on to
+  // 169 steps, F 266161.1 and 0.11214. Nor under a constraint, whose split's rho was balanced for
+  // B at tau = 1: snmf_synthetic (X >= 0, coupled) kept its trials down to tau = 1/8 and took 35 s
+  // against 11 s (sparse PCA: 32 s, docs/notes).
+  void lower_curvature_scale(int k, const Trial& t) {
     const double tau = surrogate_->curvature_scale();
     const double floor = std::min(1.0, std::ldexp(1.0 / 64.0, summary_.rejected_steps));
-    if (!(t.curvature > 0.0) || 0.5 * tau < floor) return;
+    if (!(t.curvature > 0.0) || 0.5 * tau < floor || k + 1 < loop_.tau_trial.not_before) return;
     const double needed = tau - (t.surrogate_value - t.f_next) / t.curvature;
     if (!(2.0 * needed <= 0.5 * tau)) return;
+    const double reference = tau_trial_reference(tau);
+    if (!(reference > 0.0)) return;
+    loop_.tau_trial.reference = reference;
     surrogate_->set_curvature_scale(0.5 * tau);
     surrogate_->update(X_);
     primed_ = false;
@@ -463,6 +509,23 @@ class MmLoop {
     // prepare(). Said through its age, which a checkpoint keeps, not through rebuild_preconditioner_,
     // which it does not: a run resumed from this step rebuilds there too.
     admm_->set_preconditioner_age(options_.admm.preconditioner_refresh);
+  }
+
+  // e_k of lower_curvature_scale(), read from the trace (the steps taken, over-relaxed or not), or
+  // 0 when tau has not held for 3 steps or the last two did not both lower F.
+  double tau_trial_reference(double tau) const {
+    constexpr std::size_t kHold = 3;
+    const std::vector<TraceRow>& trace = summary_.trace;
+    if (trace.size() < kHold) return 0.0;
+    for (std::size_t i = trace.size() - kHold; i < trace.size(); ++i)
+      if (trace[i].curvature_scale != tau) return 0.0;
+    const auto gain = [&](std::size_t i) {
+      const double before = i == 0 ? summary_.initial_objective : trace[i - 1].objective;
+      return (before - trace[i].objective) / std::max(1, trace[i].admm_iterations);
+    };
+    const double last = gain(trace.size() - 1), previous = gain(trace.size() - 2);
+    if (!(last > 0.0) || !(previous > 0.0)) return 0.0;
+    return last;
   }
 
   // Over-relaxation (SolverOptions::overrelax; docs/method.md section 7.5), with X_ = X_k + Xt just

@@ -105,6 +105,7 @@ std::string Summary::brief_report() const {
   if (certificate.computed) os << ", " << certificate.brief();
   if (rejected_steps > 0)
     os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
+  if (undone_tau_trials > 0) os << ", " << undone_tau_trials << " halvings of tau undone";
   if (overrelaxed_steps > 0) os << ", " << overrelaxed_steps << " steps over-relaxed";
   for (const Metric& m : metrics) os << ", " << m.name << " = " << fmt("%.6g", m.value);
   if (!message.empty()) os << " [" << message << "]";

@@ -27,8 +27,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // finishing step after its solve time, and the state's tight flag after its curvature scale.
 // Version 7: the summary's rank staircase (rank_raises) after its metrics. Version 8: the summary's
 // over-relaxed steps after its finishing step. Version 9: each trace row's curvature scale and rho
-// after its time.
-constexpr std::uint32_t kVersion = 9;
+// after its time. Version 10: the state's tau trial (reference, not before) after its tight flag, and
+// the summary's undone tau trials after its over-relaxed steps.
+constexpr std::uint32_t kVersion = 10;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -213,7 +214,7 @@ void summary_fields(Io& io, S& s) {
   io.enumeration(s.solver, SolverType::kLbfgs, "an unknown solver type");
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
             s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
-            s.stationarity, s.finishing_step, s.overrelaxed_steps);
+            s.stationarity, s.finishing_step, s.overrelaxed_steps, s.undone_tau_trials);
   io.sequence(s.trace, "trace rows", [&](auto& t) {
     io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time,
               t.curvature_scale, t.rho);
@@ -228,6 +229,8 @@ template <class Io, class S>
 void state_fields(Io& io, S& s) {
   io.fields(s.k, s.X, s.objective, s.c0, s.rho, s.small_steps, s.curvature_scale);
   io.flag(s.tight);
+  io.fields(s.tau_trial.reference, s.tau_trial.not_before);
+  io.check(s.tau_trial.reference >= 0.0, "the tau trial's reference gain is negative");
   io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
   // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
   std::uint64_t packed = s.u.size() != 0 ? 1 : 0;

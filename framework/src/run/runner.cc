@@ -234,6 +234,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["admm_iterations"] = s.admm_iterations;
   j["monotonicity_violations"] = s.monotonicity_violations;
   j["rejected_steps"] = s.rejected_steps;
+  j["undone_tau_trials"] = s.undone_tau_trials;
   j["overrelaxed_steps"] = s.overrelaxed_steps;
   j["cg_iterations"] = s.cg_iterations;
   j["curvature_scale"] = number(s.curvature_scale);
