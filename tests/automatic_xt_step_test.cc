@@ -160,6 +160,9 @@ TEST(AutomaticXtStep, FinishesLinearisedAndAndersonShortensTheProof) {
   // The acceleration alone: rho's residual balancing (section 3.8) off in both runs.
   SolverOptions accelerated = switching();
   accelerated.admm.adaptive_rho = false;
+  // On the paper's majoriser: with the automatic tau the proof takes 1180 against 1365 iterations
+  // (the finish's steps are longer, and fewer of them need accelerating).
+  accelerated.curvature_scale = 1.0;
   const Summary a = solve(in.model, *in.l1, in.weights, accelerated, Y);
   SolverOptions plain = accelerated;
   plain.admm.anderson_memory = 0;

@@ -35,6 +35,7 @@ SolverOptions coupled_options(int refresh) {
   o.admm.coupled_step = CoupledStep::kCg;  // the CG strategies' tests; the linearised one is pinned where tested
   o.admm.preconditioner_refresh = refresh;
   o.checkpoint_interval = 1e9;  // only the interrupt's checkpoint
+  o.curvature_scale = 1.0;  // the preconditioner's age counts steps; a halved tau rebuilds it
   return o;
 }
 

@@ -222,6 +222,10 @@ TEST(DualCoordinate, MmRunReachesTheLinearizedAdmmsObjective) {
     o.verbose = false;
     o.init = InitKind::kGiven;
     o.admm.split = SplitMode::kCoupled;
+    // The paper's majoriser: the two Xt-steps compared on the same MM. (With the automatic tau at
+    // this 1e-9 tolerance the coordinate run held tau = 1/2 while its F rose and fell by 1e-6 of
+    // itself, and had not converged at 5000 MM steps; docs/notes/solver-history.md.)
+    o.curvature_scale = 1.0;
     o.admm.coupled_step = steps[v];
     o.relative_tolerance = 1e-9;
     o.admm.min_tolerance = 1e-10;

@@ -229,7 +229,10 @@ TEST_F(ResumeTest, InterruptACoupledXtStepRunThenResumeEndsWithTheUninterruptedR
 // whose steps are solved relative to their gain (from step 34; admm.decrease_ratio), which the
 // checkpoint's tight flag carries.
 TEST_F(ResumeTest, InterruptADualCoordinateRunThenResumeEndsWithTheUninterruptedResult) {
-  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"}}, 36);
+  // (tau = 1: the phases above are the majoriser's; the automatic tau's run ends at step 34.)
+  interrupt_and_resume({{"solver.admm.xt_step", "coupled"}, {"solver.admm.coupled_step", "dual-cd"},
+                        {"solver.curvature_scale", "1"}},
+                       36);
 }
 
 // Auto's finish balances rho in its long ADMM runs (docs/method.md section 3.8) and the next MM
@@ -257,7 +260,8 @@ TEST_F(ResumeTest, InterruptAutosCgFinishAfterRhoWasBalancedThenResumeEndsWithTh
   interrupt_and_resume({{"model.synthetic.m", "300"},
                         {"solver.admm.xt_step", "auto"},
                         {"solver.admm.anderson_memory", "0"},
-                        {"solver.stationarity_tolerance", "1e-4"}},
+                        {"solver.stationarity_tolerance", "1e-4"},
+                        {"solver.curvature_scale", "1"}},  // the steps above are tau = 1's (automatic: 186)
                        198);
   const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
   EXPECT_GT(s.at("rho").get<double>(), 4.0) << "rho was not balanced: the test checks nothing new";

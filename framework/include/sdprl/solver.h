@@ -144,13 +144,11 @@ struct SolverOptions {
   // C bounds |<Q, Xt Xt^T>| by squared row norms of Xt, which is loose when many terms share a
   // row: on the l1 problem at n = 300, rank 112 (tools/bench/sdpa_compare) 0.1 reaches 1e-4 of
   // the optimum in 376 MM steps instead of 1768 and no step is refused; on the rank-5 quickstart it
-  // takes 202 MM steps instead of 169 (docs/performance.md). 0: automatic, from 1; on the exact
-  // surrogate without a constraint, halved on trial when a step measures that a quarter of it
-  // would have passed, and the halving undone unless the next step gains as much per ADMM
-  // iteration as the last one did (section 2.1). Not the default yet: with the linearised exact
-  // step, tests/automatic_xt_step_test's auto run after its switch did not converge in 2000 MM
-  // steps at tau 1/2 (docs/notes/solver-history.md).
-  double curvature_scale = 1.0;
+  // takes 202 MM steps instead of 169 (docs/performance.md). 0, the default: automatic, from 1; on
+  // the exact surrogate of a model without a constraint (and without the rank staircase), halved
+  // on trial when a step measures that a quarter of it would have passed, and the halving undone
+  // unless the next step gains as much per ADMM iteration as the last one did (section 2.1).
+  double curvature_scale = 0.0;
   // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
   // step X_k -> X_k + Xt, F is tried at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 and the lowest
   // value kept while F keeps falling (Summary::overrelaxed_steps). MM's fixed points are those

@@ -166,10 +166,11 @@ std::vector<SolverOption> make_table() {
       "only when F(X_k + Xt) <= H(Xt), and a refused one is taken again with tau doubled (summary.json: "
       "rejected_steps and the final curvature_scale). C is loose when many terms share a row of X, and "
       "there a smaller tau can save MM steps. 0: automatic, from 1; on the exact surrogate (coupled Xt-step, "
-      "or auto's finish) of a model without a constraint, halved on trial after a step that needed under a "
+      "or auto's finish) of a model without a constraint and without the rank staircase, halved on trial after a step that needed under a "
       "quarter of it (the curvature measured along the step), the halving undone unless the next step gains "
-      "as much per ADMM iteration as the last one did; never below 2^(refused steps) / 64 "
-      "(docs/method.md section 2.1)"));
+      "as much per ADMM iteration as the last one did; never below 2^(refused steps) / 64; below 1 a step "
+      "is also small when F moved by less than relative_tolerance per step over the last `consecutive` "
+      "steps (docs/method.md section 2.1)"));
   t.push_back(number_option("time_limit", SDPRL_MEMBER(time_limit), NumberRule::non_negative(),
                             "seconds (a resumed run counts the time before its interruption too)", "none"));
   t.push_back(number_option(
