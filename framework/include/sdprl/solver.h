@@ -146,7 +146,8 @@ struct SolverOptions {
   // the optimum in 376 MM steps instead of 1768 and no step is refused; on the rank-5 quickstart it
   // takes 202 MM steps instead of 169 (docs/performance.md). 0, the default: automatic, from 1; on
   // the exact surrogate of a model without a constraint (and without the rank staircase), halved
-  // on trial when a step measures that a quarter of it would have passed, and the halving undone
+  // on trial when a step measures that a quarter of it would have passed and the last two steps
+  // lowered F, and the halving undone
   // unless the next step gains as much per ADMM iteration as the last one did (section 2.1).
   double curvature_scale = 0.0;
   // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
@@ -319,10 +320,6 @@ SDPRL_API double automatic_rho(const Loss& loss, const AdmmOptions& options);
 // Called after every MM step with the current row and iterate; return false to stop (kInterrupted).
 using IterationCallback = std::function<bool(const TraceRow& row, const Matrix& X)>;
 
-// The complete state of the MM loop at the end of an MM step. solve() started from it continues
-// bit for bit as the run that produced it would have (same model, loss, weights and options):
-// everything the next step reads is here, and the rest (the surrogate, the ADMM's factors) is
-// rebuilt from X. Written by `sdprl run` into checkpoints (sdprl run --resume).
 // The automatic curvature scale's trial of a halved tau (SolverOptions::curvature_scale = 0;
 // docs/method.md section 2.1), as it stands between two MM steps.
 struct TauTrial {
@@ -330,6 +327,10 @@ struct TauTrial {
   int not_before = 0;      // no trial before this MM step (after the last undone one)
 };
 
+// The complete state of the MM loop at the end of an MM step. solve() started from it continues
+// bit for bit as the run that produced it would have (same model, loss, weights and options):
+// everything the next step reads is here, and the rest (the surrogate, the ADMM's factors) is
+// rebuilt from X. Written by `sdprl run` into checkpoints (sdprl run --resume).
 struct SolverState {
   int k = 0;                // MM steps done; the next one is k + 1
   Matrix X;                 // X_k

@@ -343,8 +343,8 @@ class MmLoop {
       rebuild_preconditioner_ = true;  // B changed with tau
       return Next::kRetry;
     }
-    if (verdict.violation) ++summary_.monotonicity_violations;
     if (verdict.kind == StepVerdict::kFault) {
+      ++summary_.monotonicity_violations;
       summary_.status = SolverStatus::kNumericalError;
       summary_.message = verdict.message;
       surrogate_->update(X_);
@@ -365,6 +365,7 @@ class MmLoop {
       rebuild_preconditioner_ = true;  // B changed with tau
       return Next::kRetry;
     }
+    if (verdict.violation) ++summary_.monotonicity_violations;  // (not for a step that was undone)
     return Next::kGoOn;
   }
 
@@ -513,10 +514,13 @@ class MmLoop {
   void lower_curvature_scale(int k, const Trial& t) {
     const double tau = surrogate_->curvature_scale();
     const double floor = std::min(1.0, std::ldexp(1.0 / 64.0, summary_.rejected_steps));
-    if (!(t.curvature > 0.0) || 0.5 * tau < floor || k + 1 < loop_.tau_trial.not_before) return;
+    // (Not after the last step: no step would use the halved tau.)
+    if (!(t.curvature > 0.0) || 0.5 * tau < floor || k + 1 < loop_.tau_trial.not_before ||
+        k >= options_.max_mm_iterations)
+      return;
     const double needed = tau - (t.surrogate_value - t.f_next) / t.curvature;
     if (!(2.0 * needed <= 0.5 * tau)) return;
-    const double reference = tau_trial_reference(tau);
+    const double reference = tau_trial_reference(tau, t);
     if (!(reference > 0.0)) return;
     loop_.tau_trial.reference = reference;
     surrogate_->set_curvature_scale(0.5 * tau);
@@ -528,9 +532,10 @@ class MmLoop {
     admm_->set_preconditioner_age(options_.admm.preconditioner_refresh);
   }
 
-  // e_k of lower_curvature_scale(), read from the trace (the steps taken, over-relaxed or not), or
-  // 0 when tau has not held for 3 steps or the last two did not both lower F.
-  double tau_trial_reference(double tau) const {
+  // e_k of lower_curvature_scale(), measured as the trial will be, on F(X_k + Xt) before any
+  // over-relaxation; 0 when tau has not held for 3 steps or the last two steps taken (the trace's
+  // rows) did not both lower F.
+  double tau_trial_reference(double tau, const Trial& t) const {
     constexpr std::size_t kHold = 3;
     const std::vector<TraceRow>& trace = summary_.trace;
     if (trace.size() < kHold) return 0.0;
@@ -540,9 +545,9 @@ class MmLoop {
       const double before = i == 0 ? summary_.initial_objective : trace[i - 1].objective;
       return (before - trace[i].objective) / std::max(1, trace[i].admm_iterations);
     };
-    const double last = gain(trace.size() - 1), previous = gain(trace.size() - 2);
-    if (!(last > 0.0) || !(previous > 0.0)) return 0.0;
-    return last;
+    if (!(gain(trace.size() - 1) > 0.0) || !(gain(trace.size() - 2) > 0.0)) return 0.0;
+    const double last = (t.f_before - t.f_next) / std::max(1, t.inner);
+    return last > 0.0 ? last : 0.0;
   }
 
   // Over-relaxation (SolverOptions::overrelax; docs/method.md section 7.5), with X_ = X_k + Xt just

@@ -1,6 +1,8 @@
 // The checkpoint file of `sdprl run` (see run/checkpoint.h for the layout).
 #include "run/checkpoint.h"
 
+#include <cmath>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -215,6 +217,7 @@ void summary_fields(Io& io, S& s) {
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
             s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
             s.stationarity, s.finishing_step, s.overrelaxed_steps, s.undone_tau_trials);
+  io.check(s.undone_tau_trials >= 0, "the count of undone tau trials is negative");
   io.sequence(s.trace, "trace rows", [&](auto& t) {
     io.fields(t.mm_iteration, t.objective, t.relative_change, t.admm_iterations, t.gap, t.tolerance, t.time,
               t.curvature_scale, t.rho);
@@ -230,7 +233,8 @@ void state_fields(Io& io, S& s) {
   io.fields(s.k, s.X, s.objective, s.c0, s.rho, s.small_steps, s.curvature_scale);
   io.flag(s.tight);
   io.fields(s.tau_trial.reference, s.tau_trial.not_before);
-  io.check(s.tau_trial.reference >= 0.0, "the tau trial's reference gain is negative");
+  io.check(std::isfinite(s.tau_trial.reference) && s.tau_trial.reference >= 0.0 && s.tau_trial.not_before >= 0,
+           "the tau trial's reference gain or first step is negative or not finite");
   io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
   // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
   std::uint64_t packed = s.u.size() != 0 ? 1 : 0;
