@@ -147,8 +147,8 @@ struct SolverOptions {
   // takes 202 MM steps instead of 169 (docs/performance.md). 0, the default: automatic, from 1; on
   // the exact surrogate of a model without a constraint (and without the rank staircase), halved
   // on trial when a step measures that a quarter of it would have passed and the last two steps
-  // lowered F, and the halving undone
-  // unless the next step gains as much per ADMM iteration as the last one did (section 2.1).
+  // lowered F, and the halving undone unless the next step gains as much per ADMM iteration as
+  // the last one did (section 2.1).
   double curvature_scale = 0.0;
   // Over-relaxed steps on the exact surrogate (docs/method.md section 7.5): after an accepted MM
   // step X_k -> X_k + Xt, F is tried at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 and the lowest

@@ -47,7 +47,9 @@ class IterationLog {
   void undone(const Summary& s, int k, double f_next, double tau, double raised) {
     header(s);
     if (verbose_)
-      std::fprintf(stderr, "%5d step undone: F(X_k + Xt) = %.6e, less gain per ADMM iteration than at tau = %g; curvature scale %g -> %g\n",
+      std::fprintf(stderr,
+                   "%5d step undone: F(X_k + Xt) = %.6e, less gain per ADMM iteration than at tau = %g; "
+                   "curvature scale %g -> %g\n",
                    k, f_next, raised, tau, raised);
   }
 

@@ -133,6 +133,9 @@ class MmLoop {
 
   // SolverOptions::curvature_scale = 0: tau chosen by lower_curvature_scale().
   bool automatic_tau() const { return options_.curvature_scale == 0.0; }
+  // Where the automatic tau may halve tau (lower_curvature_scale() says why only there): the exact
+  // surrogate of a model without a constraint, without the rank staircase.
+  bool tau_may_fall() const { return automatic_tau() && exact_ && !model_.constraint && options_.max_rank == 0; }
 
   // |F_k - F_{k+1}| / |F_k| (rule 4), with |F_k| floored at 1e-12 of the problem's size: where the
   // minimum is 0 (observations fitted exactly) F falls geometrically towards it and the ratio stays
@@ -289,9 +292,7 @@ class MmLoop {
     t.f_before = loop_.f;
     t.inner = admm_->run(state_, eps, relative_stop());
     summary_.rho = admm_->rho();  // residual balancing may have changed it (AdmmOptions::adaptive_rho)
-    // The automatic tau lowers tau on the exact surrogate only (lower_curvature_scale()).
-    if (automatic_tau() && exact_ && !model_.constraint && options_.max_rank == 0)
-      t.curvature = surrogate_->curvature_along(state_.step);
+    if (tau_may_fall()) t.curvature = surrogate_->curvature_along(state_.step);
     t.dual = state_.dual;
     t.magnitude = surrogate_->objective_magnitude();
     summary_.admm_iterations += t.inner;
@@ -335,13 +336,8 @@ class MmLoop {
     if (verdict.kind == StepVerdict::kRefuse) {
       if (trial_reference > 0.0) fail_tau_trial(k);  // the refusal doubles tau back
       ++summary_.rejected_steps;
-      const double raised = std::min(1.0, 2.0 * tau);
-      log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, raised);
-      surrogate_->set_curvature_scale(raised);
-      surrogate_->update(X_);
-      primed_ = false;
-      rebuild_preconditioner_ = true;  // B changed with tau
-      return Next::kRetry;
+      log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, std::min(1.0, 2.0 * tau));
+      return retry_with_doubled_tau();
     }
     if (verdict.kind == StepVerdict::kFault) {
       ++summary_.monotonicity_violations;
@@ -357,16 +353,20 @@ class MmLoop {
     // above F(X_k), which the refusal test does not catch).
     if (trial_reference > 0.0 && !((t.f_before - t.f_next) / std::max(1, t.inner) >= trial_reference)) {
       fail_tau_trial(k);
-      const double raised = std::min(1.0, 2.0 * tau);
-      log_.undone(summary_, k, t.f_next, tau, raised);
-      surrogate_->set_curvature_scale(raised);
-      surrogate_->update(X_);
-      primed_ = false;
-      rebuild_preconditioner_ = true;  // B changed with tau
-      return Next::kRetry;
+      log_.undone(summary_, k, t.f_next, tau, std::min(1.0, 2.0 * tau));
+      return retry_with_doubled_tau();
     }
     if (verdict.violation) ++summary_.monotonicity_violations;  // (not for a step that was undone)
     return Next::kGoOn;
+  }
+
+  // A refused or undone step: taken again from X_k with tau doubled (at most 1).
+  Next retry_with_doubled_tau() {
+    surrogate_->set_curvature_scale(std::min(1.0, 2.0 * surrogate_->curvature_scale()));
+    surrogate_->update(X_);
+    primed_ = false;
+    rebuild_preconditioner_ = true;  // B changed with tau
+    return Next::kRetry;
   }
 
   // A trial of a halved tau failed at MM step k: the next is allowed 8, 16, 32, ... steps later.
@@ -384,7 +384,8 @@ class MmLoop {
     // tight ADMMs, which cost too much where CG is slow, 1000 ADMM iterations per MM step on the
     // quickstart at rho = 2. On the dual coordinate step those small steps must come from steps
     // solved relative to their gain: relative_stop().)
-    const bool small = row.relative_change < options_.relative_tolerance || small_over_window(row.objective, row.curvature_scale);
+    const bool small = row.relative_change < options_.relative_tolerance ||
+                       small_over_window(row.objective, row.curvature_scale);
     const bool settled = (small ? loop_.small_steps + 1 : 0) >= options_.consecutive && k >= options_.min_mm_iterations;
     const bool auto_split = options_.admm.split == SplitMode::kAuto;
     if (settled && exact_ && auto_split && stationary(trial)) {
@@ -411,9 +412,9 @@ class MmLoop {
       return true;
     }
     // An over-relaxed step's progress counts: small steps are judged on the step taken.
-    loop_.small_steps = taken.relative_change < options_.relative_tolerance || small_over_window(taken.objective, taken.curvature_scale, 1)
-                            ? loop_.small_steps + 1
-                            : 0;
+    const bool small_taken = taken.relative_change < options_.relative_tolerance ||
+                             small_over_window(taken.objective, taken.curvature_scale, 1);
+    loop_.small_steps = small_taken ? loop_.small_steps + 1 : 0;
     if (loop_.small_steps >= options_.consecutive && k >= options_.min_mm_iterations) {
       if (!auto_split && !loop_.tight && relative_rule_applies()) {
         loop_.tight = true;  // small, but perhaps only loosely solved: again, relative to the gain
@@ -541,11 +542,10 @@ class MmLoop {
     if (trace.size() < kHold) return 0.0;
     for (std::size_t i = trace.size() - kHold; i < trace.size(); ++i)
       if (trace[i].curvature_scale != tau) return 0.0;
-    const auto gain = [&](std::size_t i) {
-      const double before = i == 0 ? summary_.initial_objective : trace[i - 1].objective;
-      return (before - trace[i].objective) / std::max(1, trace[i].admm_iterations);
+    const auto lowered = [&](std::size_t i) {
+      return (i == 0 ? summary_.initial_objective : trace[i - 1].objective) > trace[i].objective;
     };
-    if (!(gain(trace.size() - 1) > 0.0) || !(gain(trace.size() - 2) > 0.0)) return 0.0;
+    if (!lowered(trace.size() - 1) || !lowered(trace.size() - 2)) return 0.0;
     const double last = (t.f_before - t.f_next) / std::max(1, t.inner);
     return last > 0.0 ? last : 0.0;
   }

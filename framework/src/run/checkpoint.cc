@@ -2,7 +2,6 @@
 #include "run/checkpoint.h"
 
 #include <cmath>
-
 #include <cstring>
 #include <fstream>
 #include <iterator>
