@@ -1,6 +1,7 @@
-// xt_step = "auto" (docs/method.md section 7.2): row-split while its steps make progress, then the
-// exact surrogate H of Prop. 2 (from the start where its dual coordinate step applies) until the
-// dual proves the run near-stationary, and Summary::stationarity, the bound that proof gives.
+// xt_step = "exact-finish" (docs/method.md section 7.2): row-split while its steps make progress,
+// then the exact surrogate H of Prop. 2 (from the start where its dual coordinate step applies)
+// until the dual proves the run near-stationary, and Summary::stationarity, the bound that proof
+// gives; and the default "auto", which runs the exact surrogate where that step applies.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -46,15 +47,18 @@ SolverOptions defaults(SplitMode split) {
 // Auto with a row-split phase first: on entry terms auto starts on the exact surrogate where the
 // dual coordinate step applies, so the switch is tested with the linearised exact step.
 SolverOptions switching() {
-  SolverOptions o = defaults(SplitMode::kAuto);
+  SolverOptions o = defaults(SplitMode::kExactFinish);
   o.admm.coupled_step = CoupledStep::kLinearized;
   return o;
 }
 
 // (F(X) - min H) / F(X) for the exact surrogate H at X, from below: the ADMM on H run to a gap of
 // 1e-11 reaches H(Xt) within that of min H.
-double surrogate_gain(const Instance& in, const Matrix& X) {
+// At curvature scale tau < 1 (the automatic tau's) the surrogate keeps less curvature, so its
+// minimum is lower and its gain larger than at tau = 1.
+double surrogate_gain(const Instance& in, const Matrix& X, double tau = 1.0) {
   Surrogate H(in.model, *in.l1, in.weights, SplitMode::kCoupled, X.cols());
+  H.set_curvature_scale(tau);
   H.update(X);
   AdmmOptions o;
   o.max_iterations = 100000;
@@ -79,7 +83,7 @@ TEST(AutomaticXtStep, EndsWhereOneMoreExactStepGainsAtMostTheReportedBound) {
   Summary s;
   for (const bool exact_start : {true, false}) {
     X.resize(0, 0);
-    s = solve(in.model, *in.l1, in.weights, exact_start ? defaults(SplitMode::kAuto) : switching(), X);
+    s = solve(in.model, *in.l1, in.weights, exact_start ? defaults(SplitMode::kExactFinish) : switching(), X);
     ASSERT_EQ(s.status, SolverStatus::kConverged);
     if (exact_start)
       EXPECT_EQ(s.finishing_step, 1) << "entry terms without a constraint start on the exact surrogate";
@@ -112,7 +116,7 @@ TEST(AutomaticXtStep, AllEntriesTermsFinishOnTheExactSurrogate) {
   Matrix T = F * F.transpose();
   for (Index i = 0; i < n; ++i) T(i, (i + 3) % n) = T((i + 3) % n, i) = T(i, (i + 3) % n) + 2.0;  // outliers
   in.model.terms = std::make_shared<AllEntriesTerms>(n, T);
-  SolverOptions o = defaults(SplitMode::kAuto);
+  SolverOptions o = defaults(SplitMode::kExactFinish);
   o.rank = 3;
   Matrix X;
   const Summary s = solve(in.model, *in.l1, in.weights, o, X);
@@ -289,6 +293,68 @@ TEST(CoupledXtStep, SmallStepsSolvedRelativeToTheirGainEndNearAFixedPoint) {
   EXPECT_GT(loose_gain, bound) << "eps_k alone already ended near a fixed point: the test checks nothing";
 }
 
+// The default, xt_step = "auto", on entry terms where the dual coordinate step applies: the exact
+// surrogate from the start, its steps solved relative to their gain once small, ending at X_k of
+// its last step, whose bracket is reported. Checked by the mathematics: one more exact MM step from
+// the result, solved tightly, gains no more than the reported bound, which is far below what it
+// gains from row-split's result (the test fails when the default is row-split), and an interrupted
+// default run resumes to the same result bit for bit.
+TEST(AutomaticXtStep, TheDefaultRunsTheExactSurrogateAndBracketsItsEnd) {
+  const Instance in = make_instance();
+  SolverOptions o = defaults(SplitMode::kRowSplit);
+  o.admm.split = SolverOptions().admm.split;
+  ASSERT_EQ(o.admm.split, SplitMode::kAuto);
+  o.init = InitKind::kGiven;
+  std::mt19937_64 rng(3);
+  const Matrix X0 = random_matrix(25, 6, 1.0, rng);
+  Matrix X = X0;
+  const Summary s = solve(in.model, *in.l1, in.weights, o, X);
+  ASSERT_EQ(s.status, SolverStatus::kConverged);
+  EXPECT_EQ(s.finishing_step, 1);
+  EXPECT_EQ(s.split_terms, in.model.terms->size()) << "not the exact surrogate";
+  ASSERT_TRUE(std::isfinite(s.stationarity));
+  EXPECT_LE(s.stationarity_lower, s.stationarity);
+  // The bracket is the surrogate's at the run's final tau; its upper end bounds tau = 1's too.
+  const double gain = surrogate_gain(in, X), gain_tau = surrogate_gain(in, X, s.curvature_scale);
+  std::printf("default: %d MM steps, tau %g, stationarity in [%.3g, %.3g], one exact step gains %.3g of F (%.3g at "
+              "tau 1)\n",
+              s.mm_iterations, s.curvature_scale, s.stationarity_lower, s.stationarity, gain_tau, gain);
+  EXPECT_LE(gain_tau, s.stationarity + 1e-9);
+  EXPECT_GE(gain_tau, s.stationarity_lower - 1e-9);
+  EXPECT_LE(gain, s.stationarity + 1e-9);
+  EXPECT_LE(s.stationarity, 1e-4);
+
+  SolverOptions split = o;
+  split.admm.split = SplitMode::kRowSplit;
+  Matrix R = X0;
+  const Summary r = solve(in.model, *in.l1, in.weights, split, R);
+  ASSERT_EQ(r.status, SolverStatus::kConverged);
+  EXPECT_GT(surrogate_gain(in, R), 10.0 * s.stationarity) << "row-split's end was as stationary";
+  EXPECT_LT(s.final_objective, r.final_objective * (1.0 - 1e-3));
+
+  const int k = s.mm_iterations / 2;
+  const SolverState st = state_at_interrupt(in.model, *in.l1, in.weights, o, X0, k);
+  Matrix resumed = st.X;
+  const Summary rest = solve(in.model, *in.l1, in.weights, o, resumed, {}, &st);
+  EXPECT_EQ(rest.mm_iterations, s.mm_iterations);
+  EXPECT_EQ(rest.stationarity, s.stationarity);
+  EXPECT_TRUE(resumed == X) << "max difference " << (resumed - X).cwiseAbs().maxCoeff();
+}
+
+// Where the exact steps are not the dual coordinate step's (distance terms: CG or linearised
+// ADMMs, 10-500x a row-split step), the default stays row-split.
+TEST(AutomaticXtStep, TheDefaultIsRowSplitWhereTheExactStepIsDear) {
+  Instance in;
+  in.model.terms = distance_terms(random_pairs(30, 120, 5));
+  SolverOptions o = defaults(SplitMode::kRowSplit);
+  o.admm.split = SplitMode::kAuto;
+  Matrix X;
+  const Summary s = solve(in.model, *in.l1, in.weights, o, X);
+  EXPECT_EQ(s.finishing_step, 0);
+  EXPECT_GT(s.split_terms, in.model.terms->size()) << "the row-split surrogate halves each pair";
+  EXPECT_TRUE(std::isnan(s.stationarity));
+}
+
 // A run interrupted after the switch resumes on the exact surrogate and ends where the
 // uninterrupted run does, bit for bit (checkpoints keep finishing_step since version 6); so does a
 // run that started there (finishing_step 1).
@@ -296,7 +362,7 @@ class ResumedAuto : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ResumedAuto, EndsWithTheUninterruptedResult) {
   const Instance in = make_instance();
-  SolverOptions o = GetParam() ? defaults(SplitMode::kAuto) : switching();
+  SolverOptions o = GetParam() ? defaults(SplitMode::kExactFinish) : switching();
   o.init = InitKind::kGiven;
   std::mt19937_64 rng(3);
   const Matrix X0 = random_matrix(25, 6, 1.0, rng);

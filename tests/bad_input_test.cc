@@ -689,7 +689,7 @@ TEST_F(BadInputTest, PluginThatThrowsDuringTheSolve) {
 // results of a run that never failed. (The loss throws from its 4500th evaluate(): each lambda of
 // this model makes about 3150 calls on one thread.)
 TEST_F(BadInputTest, PluginThatThrowsLaterInTheGridKeepsTheFinishedLambdas) {
-  const std::string text = synthetic_model("threads = 1\nmax_mm_iterations = 20\n");
+  const std::string text = synthetic_model("threads = 1\nmax_mm_iterations = 20\n[solver.admm]\nxt_step = \"row-split\"\n");
   auto with = [&](const std::string& after) {
     std::string t = std::regex_replace(text, std::regex("type = \"leaky-mcp\""), "type = \"test-throw-later\"");
     t = std::regex_replace(t, std::regex("\\[loss\\.leaky-mcp\\]\ntheta = 5.0\neta = 0.05\n"),
@@ -856,7 +856,9 @@ TEST_F(BadInputTest, FileSizeLimitWhileWriting) {
 // run ends with status iteration_limit, exit 1, and says why.
 TEST_F(BadInputTest, SmallStepsFromUnsolvedSubproblemsAreNotConvergence) {
   const fs::path file = model(synthetic_model());
-  const Result r = run(file, {"--set", "solver.admm.rho=1e8", "--set", "solver.admm.max_iterations=50"});
+  // (Row-split: the default exact step on these entry terms has no rho.)
+  const Result r = run(file, {"--set", "solver.admm.rho=1e8", "--set", "solver.admm.max_iterations=50", "--set",
+                              "solver.admm.xt_step=row-split"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("sdprl: not converged: the last 3 MM steps' ADMM runs all stopped at admm.max_iterations = 50"),
             std::string::npos)

@@ -242,7 +242,7 @@ TEST_F(ResumeTest, InterruptADualCoordinateRunThenResumeEndsWithTheUninterrupted
 TEST_F(ResumeTest, InterruptAutosFinishAfterRhoWasBalancedThenResumeEndsWithTheUninterruptedResult) {
   interrupt_and_resume(
       {{"model.synthetic.m", "300"},
-       {"solver.admm.xt_step", "auto"},
+       {"solver.admm.xt_step", "exact-finish"},
        {"solver.admm.coupled_step", "linearized"},
        {"solver.stationarity_tolerance", "1e-4"}},
       191);
@@ -258,7 +258,7 @@ TEST_F(ResumeTest, InterruptAutosFinishAfterRhoWasBalancedThenResumeEndsWithTheU
 // the rebuild the resumed run ends with another rho and X.
 TEST_F(ResumeTest, InterruptAutosCgFinishAfterRhoWasBalancedThenResumeEndsWithTheUninterruptedResult) {
   interrupt_and_resume({{"model.synthetic.m", "300"},
-                        {"solver.admm.xt_step", "auto"},
+                        {"solver.admm.xt_step", "exact-finish"},
                         {"solver.admm.anderson_memory", "0"},
                         {"solver.stationarity_tolerance", "1e-4"},
                         {"solver.curvature_scale", "1"}},  // the steps above are tau = 1's (automatic: 186)

@@ -595,6 +595,7 @@ TEST(FusedRebuild, InterruptAfterAFusedRebuildCheckpointsAResumableState) {
   auto loss = load_loss("leaky-mcp");
   std::mt19937_64 rng(99);
   SolverOptions o;
+  o.admm.split = SplitMode::kRowSplit;  // the fused rebuild is the row-split pass's
   // Stopped after step 10's (fused) rebuild.
   const Interrupted run = interrupt_after(model, *loss, {0.3, 0.0}, random_matrix(200, 3, 1.0, rng), o, 10);
   const Summary& full = run.full;

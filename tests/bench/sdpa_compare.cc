@@ -4,7 +4,7 @@
 // For each n it (1) writes the problem with `sdprl export-sdpa` (block 1 = Z, LP block of slacks),
 // (2) runs sdpa on it (one thread, epsilonStar 1e-9; wall time of the process) and computes the
 // numerical rank of sdpa's Z (eigenvalues > 1e-6 * max), (3) runs `sdprl run` on the same model
-// (l1, coupled Xt-step, the default (automatic) curvature scale, tight tolerances, spectral init, rank =
+// (l1, the default Xt-step (here the exact surrogate) and curvature scale, tight tolerances, spectral init, rank =
 // max(5, sdpa's rank) unless --rank; `--set solver.curvature_scale=1` gives the paper's
 // majoriser). The automatic tau reaches 1e-4 of sdpa's optimum in 219 and 162 MM steps at n = 100
 // and 200, where the hand-set tau = 0.1 and rho = 3 of earlier versions (the best of the sweeps in
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     row.sdprl_rank = rank > 0 ? rank : std::max<long>(5, row.sdpa_rank);
     std::string run = shell_quote(sdprl) + " run " + shell_quote(model) + common +
                       " --set solver.rank=" + std::to_string(row.sdprl_rank) +
-                      " --set solver.init=spectral --set solver.admm.xt_step=coupled"
+                      " --set solver.init=spectral"
                       " --set solver.relative_tolerance=1e-10 --set solver.consecutive=5"
                       " --set solver.max_mm_iterations=20000 --set solver.admm.min_tolerance=1e-12";
     for (const auto& s : sets) run += " --set " + shell_quote(s);  // later --set wins

@@ -34,10 +34,14 @@ class SDPRL_API RowConsumer {
 //             splits into n independent r x r systems, factored once per MM step.
 //  kCoupled:  keep the surrogate H of Prop. 2 exactly; the Xt-step is one coupled linear system
 //             solved by preconditioned CG.
-//  kAuto:     a solver option only (make_linearization never receives it): row-split while its
-//             steps make progress, then the exact surrogate to finish; the exact surrogate from
-//             the start where its dual coordinate step applies (docs/method.md section 7.2).
-enum class SplitMode { kRowSplit, kCoupled, kAuto };
+//  kAuto:     a solver option only (make_linearization never receives it), the default: the
+//             exact surrogate where its dual coordinate step applies (as kCoupled, ended at a
+//             bracketed point), kExactFinish for models whose terms are constraints (sdpa),
+//             kRowSplit elsewhere, where the exact steps cost 10-500x (docs/method.md section 7.2).
+//  kExactFinish: a solver option only: row-split while its steps make progress, then the exact
+//             surrogate until the run is proved stationary; the exact surrogate from the start
+//             where its dual coordinate step applies.
+enum class SplitMode { kRowSplit, kCoupled, kAuto, kExactFinish };
 
 SDPRL_API const char* to_string(SplitMode mode);
 

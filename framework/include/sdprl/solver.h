@@ -79,7 +79,7 @@ struct AdmmOptions {
   double b0 = 1.5;                // eps_k = max(min_tolerance, c0 / k^b0)
   double c0 = 0.0;                // 0 = automatic: the size of F's parts at the start (docs/method.md section 7)
   double min_tolerance = 1e-8;    // eps_min
-  SplitMode split = SplitMode::kRowSplit;  // the Xt-step variant (docs/method.md section 3)
+  SplitMode split = SplitMode::kAuto;  // the Xt-step variant (docs/method.md sections 3 and 7.2)
   double cg_tolerance = 1e-3;     // coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||
   int cg_max_iterations = 200;    // coupled Xt-step: CG iteration cap per ADMM iteration
   // Coupled Xt-step: CG's block preconditioner (the row blocks of 2B + rho P*P, inverted) is
@@ -121,7 +121,7 @@ struct SolverOptions {
   int max_mm_iterations = 2000;      // outer iteration cap
   double relative_tolerance = 1e-5;  // stop when |F_k - F_{k+1}| / |F_k| < this ...
   int consecutive = 3;               // ... on this many consecutive MM steps
-  // With admm.split = kAuto, the steps on the exact surrogate H stop only when, besides, the ADMM's
+  // With admm.split = kExactFinish, the steps on the exact surrogate H stop only when, besides, the ADMM's
   // dual proves min H >= F(X_k) - this * (size of F's parts): no exact MM step from X_k can lower
   // the surrogate by more (Summary::stationarity). 0: small steps alone.
   double stationarity_tolerance = 1e-6;
@@ -271,14 +271,15 @@ struct Summary {
   // How far the result X is from a fixed point of MM on the exact surrogate H of Prop. 2 (so from
   // a stationary point of F): an upper bound on (F(X) - min H) / (size of F's parts), from the
   // ADMM's dual; 0 exactly at a fixed point (docs/method.md section 7.2). Proved by a run with
-  // admm.split = kAuto that converged; measured once at the end of a row-split run with
+  // admm.split = kExactFinish that converged; the last step's bound at the end of a kAuto run on the
+  // exact surrogate (it ends at that step's X_k); measured once at the end of a row-split run with
   // SolverOptions::measure_stationarity (where the exact surrogate's linearised step applies);
   // NaN where not measured.
   double stationarity = std::numeric_limits<double>::quiet_NaN();
   // A lower bound on the same quantity, F(X) - H(D) for the ADMM's D: stationarity_lower > 0
   // proves that one exact MM step from X lowers F by at least that much.
   double stationarity_lower = std::numeric_limits<double>::quiet_NaN();
-  int finishing_step = 0;  // admm.split kAuto: the first MM step on the exact surrogate (0: none)
+  int finishing_step = 0;  // admm.split kAuto, kExactFinish: the first MM step on the exact surrogate (0: none)
   Certificate certificate;  // at the end of an MM run (docs/method.md section 7.3)
   std::vector<RankRaise> rank_raises;  // the rank staircase's steps; `rank` is the final rank
   double initial_objective = 0.0;
@@ -339,7 +340,7 @@ struct SolverState {
   double rho = 0.0;         // the ADMM penalty (the automatic one as balanced so far, AdmmOptions::adaptive_rho)
   int small_steps = 0;      // consecutive MM steps with a relative change below the tolerance
   double curvature_scale = 1.0;  // the surrogate's tau (SolverOptions::curvature_scale, as raised)
-  bool tight = false;       // the ADMMs go to half the stationarity tolerance (admm.split kAuto)
+  bool tight = false;       // steps solved to the proof's tolerance (kExactFinish) or relative to their gain
   TauTrial tau_trial;       // the automatic tau's pending trial and its record
   // The ADMM warm start.
   Vector nu, e;             // multipliers and split variables of the terms

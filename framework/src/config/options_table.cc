@@ -136,7 +136,8 @@ std::vector<SolverOption> make_table() {
                             "stop when |F_k - F_{k+1}| / max(|F_k|, 1e-12 |F_0|) is below this ..."));
   t.push_back(number_option(
       "stationarity_tolerance", SDPRL_MEMBER(stationarity_tolerance), NumberRule::non_negative(),
-      "xt_step = \"auto\": on the exact surrogate the run ends only when the ADMM's dual also proves that "
+      "xt_step = \"exact-finish\" (auto's choice for sdpa models): on the exact surrogate the run ends only "
+      "when the ADMM's dual also proves that "
       "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
       "(summary.json: stationarity); 0 = small steps alone"));
   t.push_back(boolean_option(
@@ -234,16 +235,21 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.xt_step", SDPRL_MEMBER(admm.split),
       {choice("auto", SplitMode::kAuto,
+              "the exact surrogate where its dual coordinate step applies (entry terms, no constraint, no "
+              "A-term curvature: matrix completion), its steps solved relative to their gain once small, "
+              "ending at a point whose distance from a fixed point is bracketed (summary.json: "
+              "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa); \"row-split\" "
+              "elsewhere, where the exact steps cost 10-500x the row-split ones (docs/method.md section 7.2)"),
+       choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
-              "the run is stationary (stationarity_tolerance); on the exact surrogate from the start where "
-              "its dual coordinate step applies (entry terms, no constraint, no A-term curvature; not with "
-              "coupled_step = \"auto\" under max_rank or anderson_memory = 0, where that is CG)"),
+              "the run is proved stationary (stationarity_tolerance); on the exact surrogate from the start "
+              "where its dual coordinate step applies (not with coupled_step = \"auto\" under max_rank or "
+              "anderson_memory = 0, where that is CG)"),
        choice("row-split", SplitMode::kRowSplit,
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
               "residual"),
        choice("coupled", SplitMode::kCoupled, "the exact surrogate of every step, solved by CG")},
-      "the Xt-step of the ADMM; models whose terms are constraints (sdpa) default to \"auto\", since a "
-      "row-split stall there is a wrong answer, not a slightly worse fit"));
+      "the Xt-step of the ADMM"));
   t.push_back(number_option("admm.cg_tolerance", SDPRL_MEMBER(admm.cg_tolerance), NumberRule::open(0, 1),
                             "coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||; "
                             "it starts from the previous MM step's Xt"));

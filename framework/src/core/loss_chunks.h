@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <exception>
 #include <vector>
 
 #include "rows/row_blocks.h"
@@ -23,19 +24,28 @@ void chunked_loss(const Loss& loss, Index m, AbsResiduals&& abs_residuals, doubl
                   double* weighted_abs_sum) {
   const Index chunks = (m + kLossChunk - 1) / kLossChunk;
   std::vector<double> sums(static_cast<std::size_t>(2 * chunks), 0.0);
+  // An exception must not leave an OpenMP region (that terminates the program): the first one (a
+  // user's loss that throws, an allocation) is kept and rethrown after it.
+  std::exception_ptr failure;
 #pragma omp parallel if (m > kParallelWork)
   {
     Vector a, phi, dphi;
 #pragma omp for schedule(static)
     for (Index c = 0; c < chunks; ++c) {
-      const Index start = c * kLossChunk, len = std::min(kLossChunk, m - start);
-      abs_residuals(start, len, a);
-      loss.evaluate(a, phi, dphi);
-      Eigen::Map<Vector>(w + start, len) = dphi;
-      sums[static_cast<std::size_t>(2 * c)] = phi.sum();
-      sums[static_cast<std::size_t>(2 * c + 1)] = dphi.dot(a);
+      try {
+        const Index start = c * kLossChunk, len = std::min(kLossChunk, m - start);
+        abs_residuals(start, len, a);
+        loss.evaluate(a, phi, dphi);
+        Eigen::Map<Vector>(w + start, len) = dphi;
+        sums[static_cast<std::size_t>(2 * c)] = phi.sum();
+        sums[static_cast<std::size_t>(2 * c + 1)] = dphi.dot(a);
+      } catch (...) {
+#pragma omp critical(sdprl_chunked_loss_failure)
+        if (!failure) failure = std::current_exception();
+      }
     }
   }
+  if (failure) std::rethrow_exception(failure);
   double phi_total = 0.0, abs_total = 0.0;
   for (Index c = 0; c < chunks; ++c) {
     phi_total += sums[static_cast<std::size_t>(2 * c)];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "admm/admm.h"
+#include "core/loss_chunks.h"
 #include "mm/certificate.h"
 #include "mm/checkpointer.h"
 #include "sdprl/terms/all_entries_terms.h"
@@ -47,14 +48,14 @@ class MmLoop {
          const SolverState* start, const xt_step::Paths& paths)
       : model_(model), loss_(loss), weights_(weights), options_(options), X_(X), callback_(callback), start_(start),
         summary_(std::move(summary)), t_solve_(Clock::now()), paths_(paths), log_(options, loss) {
-    // kAuto starts row-split, unless a saved state was already finishing on the exact surrogate,
-    // or the exact surrogate's dual coordinate step applies (exact_start()).
+    resolve_split();
+    // kExactFinish starts row-split, unless a saved state was already finishing on the exact
+    // surrogate, or the exact surrogate's dual coordinate step applies (exact_start_applies()).
     const bool resumed_finishing = start && start->summary.finishing_step > 0;
-    const bool exact_start = options.admm.split == SplitMode::kAuto && !start && exact_start_applies();
-    const SplitMode first = options.admm.split == SplitMode::kCoupled || resumed_finishing || exact_start
-                                ? SplitMode::kCoupled
-                                : SplitMode::kRowSplit;
-    if (exact_start) summary_.finishing_step = 1;
+    const bool exact_start = split_ == SplitMode::kExactFinish && !start && exact_start_applies();
+    const SplitMode first =
+        split_ == SplitMode::kCoupled || resumed_finishing || exact_start ? SplitMode::kCoupled : SplitMode::kRowSplit;
+    if (exact_start || (bracketed_end_ && !start)) summary_.finishing_step = 1;
     surrogate_.emplace(model, loss, weights, first, summary_.rank);
     state_.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
     summary_.split_terms = surrogate_->split_terms();
@@ -81,7 +82,7 @@ class MmLoop {
       double eps = loop_.c0 / std::pow(static_cast<double>(k), options_.admm.b0);
       // Near stationarity the bound F(X_k) - dual needs the ADMM's gap below the tolerance too.
       // (A coupled run's tight flag asks for the relative rule instead: relative_stop().)
-      if (loop_.tight && options_.admm.split == SplitMode::kAuto)
+      if (loop_.tight && split_ == SplitMode::kExactFinish)
         eps = std::min(eps, 0.5 * options_.stationarity_tolerance * surrogate_->objective_magnitude());
       eps = std::max(options_.admm.min_tolerance, eps);
       if (!primed_ && !skip_prepare_) prepare(k);
@@ -219,6 +220,7 @@ class MmLoop {
   // make_xt_step applies the rest of the rule (B diagonal, blocks in budget).
   AdmmOptions admm_options() const {
     AdmmOptions o = options_.admm;
+    o.split = split_;
     const bool staircase = options_.max_rank > 0;
     const bool unaccelerated_finish = o.anderson_memory == 0 && o.split != SplitMode::kCoupled;
     if (o.coupled_step == CoupledStep::kAuto && (staircase || unaccelerated_finish)) o.coupled_step = CoupledStep::kCg;
@@ -276,7 +278,7 @@ class MmLoop {
   // sweeps (snmf_synthetic: 7x the time).
   bool relative_rule_applies() const {
     const xt_step::XtStep* step = admm_->xt_step();
-    return options_.admm.split == SplitMode::kCoupled && options_.admm.decrease_ratio > 0.0 && step &&
+    return split_ == SplitMode::kCoupled && options_.admm.decrease_ratio > 0.0 && step &&
            step->kind() == xt_step::Kind::kDualCoordinate;
   }
   RelativeStop relative_stop() const {
@@ -387,8 +389,12 @@ class MmLoop {
     const bool small = row.relative_change < options_.relative_tolerance ||
                        small_over_window(row.objective, row.curvature_scale);
     const bool settled = (small ? loop_.small_steps + 1 : 0) >= options_.consecutive && k >= options_.min_mm_iterations;
-    const bool auto_split = options_.admm.split == SplitMode::kAuto;
-    if (settled && exact_ && auto_split && stationary(trial)) {
+    const bool auto_split = split_ == SplitMode::kExactFinish;
+    // kAuto on the exact surrogate ends as kCoupled does, once its steps solved relative to their
+    // gain are small again, but at X_k, the point the last step's bracket is about.
+    const bool bracketed = settled && exact_ && bracketed_end_ && loop_.tight;
+    if (bracketed || (settled && exact_ && auto_split && stationary(trial))) {
+      if (bracketed) record_stationarity(trial);
       summary_.status = SolverStatus::kConverged;
       surrogate_->update(X_);
       return true;
@@ -556,31 +562,58 @@ class MmLoop {
   // MM on the exact surrogate converges linearly, and near a point where many terms have zero
   // residual its rate is slow (q = 0.9975 per step on tests/sdpa_global_test's completion n = 25):
   // consecutive steps point the same way, and one F evaluation per trial buys several of them.
+  // The trials are F evaluations only (terms, loss, regularizers), not rebuilds of the exact
+  // surrogate, which cost about as much as a sweep: with a rebuild at each trial and one back at X_
+  // after the usual first-trial failure, the quickstart (m = 2000, lambda = 1) spent 0.10 s of its
+  // 0.38 s here. Their sums are not the rebuild's, so a trial must beat the best by more than their
+  // rounding (kMargin); the surrogate is rebuilt once, at the point kept, and `row` takes its F.
+  // All-entries terms keep the rebuilds (their values are n^2 doubles, which the rebuild never forms).
   void overrelax(TraceRow& row) {
+    constexpr double kMargin = 1e-12;
     const double f_before = loop_.f;
     const Matrix step = X_ - X_next_;
+    const bool by_rebuild = dynamic_cast<const AllEntriesTerms*>(model_.terms.get()) != nullptr;
     Matrix best, trial;
-    double f_best = row.objective;
+    double f_best = by_rebuild ? row.objective : objective_at(X_);
     bool at_best = false;  // the surrogate was last rebuilt at `best`
     for (double s = 1.0; s <= 64.0; s *= 2.0) {
       trial = X_ + s * step;
-      surrogate_->update(trial);
-      const double f = surrogate_->center_objective();
-      at_best = f < f_best && trial.allFinite();  // a NaN stops the search too
+      if (by_rebuild) surrogate_->update(trial);
+      const double f = by_rebuild ? surrogate_->center_objective() : objective_at(trial);
+      at_best = f < f_best - kMargin * std::abs(f_best) && trial.allFinite();  // a NaN stops the search too
       if (!at_best) break;
       f_best = f;
       best.swap(trial);
     }
-    primed_ = false;  // the surrogate was rebuilt (on the exact surrogate nothing is fused)
+    if (!by_rebuild) at_best = false;  // the surrogate is still at X_
     if (best.size() == 0) {
-      surrogate_->update(X_);
+      if (by_rebuild) {
+        surrogate_->update(X_);
+        primed_ = false;
+      }
       return;
     }
+    primed_ = false;  // the surrogate is rebuilt (on the exact surrogate nothing is fused)
     X_.swap(best);
     if (!at_best) surrogate_->update(X_);
     ++summary_.overrelaxed_steps;
-    row.objective = f_best;
-    row.relative_change = relative_change(f_before, f_best);
+    row.objective = surrogate_->center_objective();
+    row.relative_change = relative_change(f_before, row.objective);
+  }
+
+  // F(X) from the terms' values, summed as the rebuild sums the loss (chunk by chunk, in order:
+  // the same bits for any thread count), without rebuilding the surrogate.
+  double objective_at(const Matrix& X) {
+    const ConstraintSet& terms = *model_.terms;
+    terms.evaluate(X, residuals_);
+    residuals_ -= terms.targets();
+    weights_scratch_.resize(residuals_.size());
+    double loss_sum = 0.0, weighted_abs = 0.0;
+    detail::chunked_loss(
+        loss_, residuals_.size(),
+        [this](Index start, Index len, Vector& a) { a = residuals_.segment(start, len).cwiseAbs(); },
+        weights_scratch_.data(), &loss_sum, &weighted_abs);
+    return loss_sum + regularizer_value(model_, surrogate_->weights_used(), X);
   }
 
   // The stopping rule on the exact surrogate H_k (docs/method.md section 7.2): the ADMM's dual
@@ -590,9 +623,29 @@ class MmLoop {
   bool stationary(const Trial& t) {
     const double tol = options_.stationarity_tolerance * t.magnitude;
     if (tol > 0.0 && t.f_before - t.dual > tol + options_.admm.min_tolerance) return false;
+    record_stationarity(t);
+    return true;
+  }
+  // Summary::stationarity of X_k, bracketed by the step's surrogate value and the ADMM's dual.
+  void record_stationarity(const Trial& t) {
     summary_.stationarity = std::max(0.0, (t.f_before - t.dual) / t.magnitude);
     summary_.stationarity_lower = std::max(0.0, (t.f_before - t.surrogate_value) / t.magnitude);
-    return true;
+  }
+
+  // SplitMode::kAuto, resolved once per run (so a resumed run resolves it as the first did):
+  // kCoupled where the exact surrogate's dual coordinate step applies, its sweeps costing about a
+  // row-split iteration (quickstart m = 2000, lambda = 1: 0.37 s against row-split's 0.32 s, F
+  // 265891.9 against 266161.1); kExactFinish for models whose terms are constraints (sdpa), where a
+  // row-split stall is a wrong answer; else kRowSplit, since there the exact steps are CG or
+  // linearised ADMMs (npkl_a1a: 27 s coupled and over 240 s with the exact finish, against 0.39 s).
+  // (Under several processes the dual coordinate step is not distributed: every process runs it
+  // whole, with the single process's result; only the row-split pass is divided.)
+  void resolve_split() {
+    split_ = options_.admm.split;
+    if (split_ != SplitMode::kAuto) return;
+    split_ = SplitMode::kCoupled;  // (exact_start_applies() reads the options of a coupled run)
+    bracketed_end_ = exact_start_applies();
+    if (!bracketed_end_) split_ = model_.infeasibility ? SplitMode::kExactFinish : SplitMode::kRowSplit;
   }
 
   // Summary::stationarity of a result that did not end on the exact surrogate (docs/method.md
@@ -822,7 +875,9 @@ class MmLoop {
     if (exact_) state_.unpack();
     if (!exact_ || state_.nu.size() != model_.terms->size() || surrogate_->split_terms() != state_.nu.size()) {
       summary_.certificate.note = "the run did not finish on the exact surrogate (admm.xt_step = \"" +
-                                  std::string(to_string(options_.admm.split)) + "\")";
+                                  std::string(to_string(options_.admm.split)) +
+                                  (split_ != options_.admm.split ? "\", here \"" + std::string(to_string(split_)) : "") +
+                                  "\")";
       return;
     }
     Certificate& c = summary_.certificate =
@@ -856,6 +911,7 @@ class MmLoop {
   IterationLog log_;
   std::optional<Checkpointer> checkpointer_;
   Matrix X_next_;
+  Vector residuals_, weights_scratch_;  // objective_at()'s
   // True when the rebuild of the previous step also prepared this step's ADMM and ran its first
   // iteration (Admm::update_and_iterate: one pass over the rows instead of two).
   bool primed_ = false;
@@ -863,6 +919,8 @@ class MmLoop {
   bool rebuild_preconditioner_ = false;  // after a refused step: B changed with tau
   bool exact_ = false;         // the surrogate is the exact H of Prop. 2 (coupled Xt-step)
   bool skip_prepare_ = false;  // switch_to_exact() made the next step's ADMM ready
+  SplitMode split_ = SplitMode::kRowSplit;  // options_.admm.split, kAuto resolved (resolve_split())
+  bool bracketed_end_ = false;  // kAuto run as kCoupled: it ends at X_k with the last step's bracket
 };
 
 }  // namespace

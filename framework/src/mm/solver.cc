@@ -43,7 +43,8 @@ constexpr Name<InitKind> kInitNames[] = {{InitKind::kSpectral, "spectral"},
                                          {InitKind::kGiven, "file"},
                                          {InitKind::kModel, "model"}};
 constexpr Name<SplitMode> kSplitNames[] = {
-    {SplitMode::kRowSplit, "row-split"}, {SplitMode::kCoupled, "coupled"}, {SplitMode::kAuto, "auto"}};
+    {SplitMode::kRowSplit, "row-split"}, {SplitMode::kCoupled, "coupled"}, {SplitMode::kAuto, "auto"},
+    {SplitMode::kExactFinish, "exact-finish"}};
 constexpr Name<CgPreconditioner> kPreconditionerNames[] = {{CgPreconditioner::kAuto, "auto"},
                                                            {CgPreconditioner::kBlocks, "blocks"},
                                                            {CgPreconditioner::kRowScaled, "row-scaled"}};

@@ -472,8 +472,6 @@ RunResult run_model(const RunRequest& request) {
   const auto [lambdas, gamma] = read_regularizer(config, model);
   // A penalty model (Model::infeasibility) chooses gamma itself unless the file or --set gives one.
   const bool gamma_pinned = reg.contains("gamma");
-  if (model.infeasibility && !config.table("solver").table("admm").contains("xt_step"))
-    base_options.admm.split = SplitMode::kAuto;  // options table, admm.xt_step
   result.options = base_options;
   const ConfigTable output = config.table("output");
   // Read even when the request names the directory (as --resume does), so that a run started with
