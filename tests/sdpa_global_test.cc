@@ -357,8 +357,7 @@ SdpaProgram::RankThreeRun SdpaProgram::rank_three_run(Index max_rank) {
   SolverOptions o;
   o.rank = 3;
   o.max_rank = max_rank;
-  o.verbose = false;
-  o.admm.split = SplitMode::kExactFinish;
+  o.verbose = false;  // the default xt_step: with max_rank the exact finish, without it the exact surrogate
   RankThreeRun run;
   run.optimum = -r.dual;
   run.summary = solve(in.model, *l1, in.weights, o, run.X);

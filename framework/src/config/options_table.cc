@@ -125,8 +125,8 @@ std::vector<SolverOption> make_table() {
                              "r, the number of columns of the factor X (Z = X X^T)", "the model's default"));
   t.push_back(integer_option(
       "max_rank", SDPRL_MEMBER(max_rank), NumberRule::closed(0, 1e9),
-      "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"auto\" or "
-      "\"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
+      "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"auto\", which "
+      "is then \"exact-finish\", \"exact-finish\" or \"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
       "eigenvalues as new columns (all there is room for) and goes on, up to this many columns (summary.json: "
       "rank_raises; docs/method.md section 7.4); at most rank: the rank stays fixed",
       "the rank stays fixed"));
@@ -136,7 +136,7 @@ std::vector<SolverOption> make_table() {
                             "stop when |F_k - F_{k+1}| / max(|F_k|, 1e-12 |F_0|) is below this ..."));
   t.push_back(number_option(
       "stationarity_tolerance", SDPRL_MEMBER(stationarity_tolerance), NumberRule::non_negative(),
-      "xt_step = \"exact-finish\" (auto's choice for sdpa models): on the exact surrogate the run ends only "
+      "xt_step = \"exact-finish\" (auto's choice for sdpa models and with max_rank): on the exact surrogate the run ends only "
       "when the ADMM's dual also proves that "
       "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
       "(summary.json: stationarity); 0 = small steps alone"));
@@ -194,8 +194,8 @@ std::vector<SolverOption> make_table() {
                             "standard deviation of the Gaussian start"));
   t.push_back(boolean_option(
       "overrelax", SDPRL_MEMBER(overrelax),
-      "on the exact surrogate (admm.xt_step = \"auto\" once it has switched, or \"coupled\"), lengthen each accepted "
-      "MM step X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
+      "on the exact surrogate (admm.xt_step = \"auto\" where it runs it, \"exact-finish\" once it has switched, or "
+      "\"coupled\"), lengthen each accepted MM step X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
       "(summary.json: overrelaxed_steps; docs/method.md section 7.5). No effect under a constraint"));
   t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
                              "first solve the convex l1 problem from the start above, then start the chosen "
@@ -238,7 +238,8 @@ std::vector<SolverOption> make_table() {
               "the exact surrogate where its dual coordinate step applies (entry terms, no constraint, no "
               "A-term curvature: matrix completion), its steps solved relative to their gain once small, "
               "ending at a point whose distance from a fixed point is bracketed (summary.json: "
-              "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa); \"row-split\" "
+              "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa) and with max_rank; "
+              "\"row-split\" "
               "elsewhere, where the exact steps cost 10-500x the row-split ones (docs/method.md section 7.2)"),
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
@@ -248,7 +249,9 @@ std::vector<SolverOption> make_table() {
        choice("row-split", SplitMode::kRowSplit,
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
               "residual"),
-       choice("coupled", SplitMode::kCoupled, "the exact surrogate of every step, solved by CG")},
+       choice("coupled", SplitMode::kCoupled,
+              "the exact surrogate of every step (solved as coupled_step says), ended by rule 4 once its "
+              "steps are also solved relative to their gain (decrease_ratio)")},
       "the Xt-step of the ADMM"));
   t.push_back(number_option("admm.cg_tolerance", SDPRL_MEMBER(admm.cg_tolerance), NumberRule::open(0, 1),
                             "coupled Xt-step: CG stops at ||res|| <= cg_tolerance * min(1, eps_k) * ||rhs||; "

@@ -633,10 +633,11 @@ class MmLoop {
   }
 
   // SplitMode::kAuto, resolved once per run (so a resumed run resolves it as the first did):
-  // kCoupled where the exact surrogate's dual coordinate step applies, its sweeps costing about a
-  // row-split iteration (quickstart m = 2000, lambda = 1: 0.37 s against row-split's 0.32 s, F
-  // 265891.9 against 266161.1); kExactFinish for models whose terms are constraints (sdpa), where a
-  // row-split stall is a wrong answer; else kRowSplit, since there the exact steps are CG or
+  // kCoupled where the exact surrogate's dual coordinate step applies (not with the staircase),
+  // its sweeps costing about a row-split iteration (quickstart m = 2000, lambda = 1: 0.34 s
+  // against row-split's 0.32 s, F 265892.7 against 266161.1); kExactFinish for models whose terms
+  // are constraints (sdpa), where a row-split stall is a wrong answer, and with the staircase;
+  // else kRowSplit, since there the exact steps are CG or
   // linearised ADMMs (npkl_a1a: 27 s coupled and over 240 s with the exact finish, against 0.39 s).
   // (Under several processes the dual coordinate step is not distributed: every process runs it
   // whole, with the single process's result; only the row-split pass is divided.)
@@ -645,7 +646,10 @@ class MmLoop {
     if (split_ != SplitMode::kAuto) return;
     split_ = SplitMode::kCoupled;  // (exact_start_applies() reads the options of a coupled run)
     bracketed_end_ = exact_start_applies();
-    if (!bracketed_end_) split_ = model_.infeasibility ? SplitMode::kExactFinish : SplitMode::kRowSplit;
+    // The rank staircase (max_rank) climbs only on the exact surrogate, and its steps read CG's
+    // multipliers (admm_options()), so with it auto is the exact finish too.
+    if (!bracketed_end_)
+      split_ = model_.infeasibility || options_.max_rank > 0 ? SplitMode::kExactFinish : SplitMode::kRowSplit;
   }
 
   // Summary::stationarity of a result that did not end on the exact surrogate (docs/method.md
