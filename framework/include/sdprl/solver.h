@@ -324,7 +324,9 @@ using IterationCallback = std::function<bool(const TraceRow& row, const Matrix& 
 // The automatic curvature scale's trial of a halved tau (SolverOptions::curvature_scale = 0;
 // docs/method.md section 2.1), as it stands between two MM steps.
 struct TauTrial {
-  double reference = 0.0;  // > 0: the next step is a trial, kept when it gains this per ADMM iteration
+  // -e < 0: the next step is a trial's first, taken unjudged; e > 0: its second, kept when it gains
+  // e per ADMM iteration (e: the gain per ADMM iteration of the last step before the halving).
+  double reference = 0.0;
   int not_before = 0;      // no trial before this MM step (after the last undone one)
 };
 

@@ -333,10 +333,18 @@ class MmLoop {
     }
     const double tau = surrogate_->curvature_scale();
     const StepVerdict verdict = judge_step(k, loop_.f, t.f_next, t.surrogate_value, tau, eps, t.gap);
-    const double trial_reference = loop_.tau_trial.reference;
-    loop_.tau_trial.reference = 0.0;  // a trial is judged once, on its first attempt
+    // A trial's first step at the halved tau passes unjudged (reference < 0) and its second is
+    // judged (> 0), once, on its first attempt: the first step starts from multipliers settled for
+    // the old tau and gains less than the steps after it (sdpa_compare n = 300: 4.3 against 10.0
+    // at the old tau, every trial undone and tau held at 1 for 1535 MM steps).
+    const double pending = loop_.tau_trial.reference;
+    const double trial_reference = pending > 0.0 ? pending : 0.0;
+    loop_.tau_trial.reference = pending < 0.0 ? -pending : 0.0;
     if (verdict.kind == StepVerdict::kRefuse) {
-      if (trial_reference > 0.0) fail_tau_trial(k);  // the refusal doubles tau back
+      if (pending != 0.0) {
+        fail_tau_trial(k);  // the refusal doubles tau back
+        loop_.tau_trial.reference = 0.0;
+      }
       ++summary_.rejected_steps;
       log_.refused(summary_, k, t.f_next, t.surrogate_value, tau, std::min(1.0, 2.0 * tau));
       return retry_with_doubled_tau();
@@ -529,7 +537,7 @@ class MmLoop {
     if (!(2.0 * needed <= 0.5 * tau)) return;
     const double reference = tau_trial_reference(tau, t);
     if (!(reference > 0.0)) return;
-    loop_.tau_trial.reference = reference;
+    loop_.tau_trial.reference = -reference;  // judged at the second step (judge())
     surrogate_->set_curvature_scale(0.5 * tau);
     surrogate_->update(X_);
     primed_ = false;

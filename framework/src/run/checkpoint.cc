@@ -232,8 +232,9 @@ void state_fields(Io& io, S& s) {
   io.fields(s.k, s.X, s.objective, s.c0, s.rho, s.small_steps, s.curvature_scale);
   io.flag(s.tight);
   io.fields(s.tau_trial.reference, s.tau_trial.not_before);
-  io.check(std::isfinite(s.tau_trial.reference) && s.tau_trial.reference >= 0.0 && s.tau_trial.not_before >= 0,
-           "the tau trial's reference gain or first step is negative or not finite");
+  // (reference < 0: the trial's first step comes next, unjudged; > 0: its second, judged.)
+  io.check(std::isfinite(s.tau_trial.reference) && s.tau_trial.not_before >= 0,
+           "the tau trial's reference gain is not finite or its first step is negative");
   io.check(s.curvature_scale > 0.0 && s.curvature_scale <= 1.0, "the curvature scale is not in (0, 1]");
   // The ADMM state: 1 and u packed, or 0 and nu, e (AdmmState::u).
   std::uint64_t packed = s.u.size() != 0 ? 1 : 0;
