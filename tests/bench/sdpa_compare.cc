@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
                 (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.sdpa_rank, r.sdprl_rank, r.mm, r.status.c_str(),
                 r.sdpa_note.c_str(), r.reach_time, r.reach_mm, r.sdpa_time / r.reach_time);
   }
-  std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, coupled Xt-step, automatic curvature scale, "
+  std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, the default Xt-step and curvature scale, "
               "spectral init%s\n",
               lambda, sets.empty() ? "" : ", extra --set options given");
   return 0;
