@@ -125,8 +125,8 @@ std::vector<SolverOption> make_table() {
                              "r, the number of columns of the factor X (Z = X X^T)", "the model's default"));
   t.push_back(integer_option(
       "max_rank", SDPRL_MEMBER(max_rank), NumberRule::closed(0, 1e9),
-      "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"auto\", which "
-      "is then \"exact-finish\", \"exact-finish\" or \"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
+      "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"exact-finish\", "
+      "which auto is with max_rank, or \"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
       "eigenvalues as new columns (all there is room for) and goes on, up to this many columns (summary.json: "
       "rank_raises; docs/method.md section 7.4); at most rank: the rank stays fixed",
       "the rank stays fixed"));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/loss_chunks.h"
 #include "linalg/symmetric_eigen.h"
 #include "mm/loop_support.h"
 
@@ -30,6 +31,20 @@ double regularizer_value(const Model& model, const RegularizationWeights& weight
     f += 0.5 * weights.gamma * AX.cwiseProduct(X).sum();
   }
   return f;
+}
+
+double objective_value(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
+                       Vector& residuals, Vector& weights_scratch) {
+  const ConstraintSet& terms = *model.terms;
+  terms.evaluate(X, residuals);
+  residuals -= terms.targets();
+  weights_scratch.resize(residuals.size());
+  double loss_sum = 0.0, weighted_abs = 0.0;
+  detail::chunked_loss(
+      loss, residuals.size(),
+      [&residuals](Index start, Index len, Vector& a) { a = residuals.segment(start, len).cwiseAbs(); },
+      weights_scratch.data(), &loss_sum, &weighted_abs);
+  return loss_sum + regularizer_value(model, weights, X);
 }
 
 namespace {

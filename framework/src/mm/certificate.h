@@ -41,6 +41,13 @@ struct Descent {
 // v in place of X: the c of a new column's step).
 double regularizer_value(const Model& model, const RegularizationWeights& weights, const Matrix& X);
 
+// F(X) from the terms' values, the loss summed chunk by chunk as the surrogate's rebuild sums it
+// (core/loss_chunks.h: the same bits for any thread count); `residuals` and `weights` are scratch
+// (m each), kept by a caller that evaluates often. sdprl::objective() and the over-relaxed steps'
+// trials use it.
+double objective_value(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
+                       Vector& residuals, Vector& weights_scratch);
+
 // multipliers: y_tau / w_tau in [-1, 1] per term (length m), or empty when the run has none on
 // the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice. With `descent`,
 // the `directions` smallest eigenpairs of S(y) are computed (instead of one) and its negative

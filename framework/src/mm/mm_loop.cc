@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "admm/admm.h"
-#include "core/loss_chunks.h"
 #include "mm/certificate.h"
 #include "mm/checkpointer.h"
 #include "sdprl/terms/all_entries_terms.h"
@@ -609,19 +608,9 @@ class MmLoop {
     row.relative_change = relative_change(f_before, row.objective);
   }
 
-  // F(X) from the terms' values, summed as the rebuild sums the loss (chunk by chunk, in order:
-  // the same bits for any thread count), without rebuilding the surrogate.
+  // F(X) without rebuilding the surrogate.
   double objective_at(const Matrix& X) {
-    const ConstraintSet& terms = *model_.terms;
-    terms.evaluate(X, residuals_);
-    residuals_ -= terms.targets();
-    weights_scratch_.resize(residuals_.size());
-    double loss_sum = 0.0, weighted_abs = 0.0;
-    detail::chunked_loss(
-        loss_, residuals_.size(),
-        [this](Index start, Index len, Vector& a) { a = residuals_.segment(start, len).cwiseAbs(); },
-        weights_scratch_.data(), &loss_sum, &weighted_abs);
-    return loss_sum + regularizer_value(model_, surrogate_->weights_used(), X);
+    return objective_value(model_, loss_, surrogate_->weights_used(), X, residuals_, weights_scratch_);
   }
 
   // The stopping rule on the exact surrogate H_k (docs/method.md section 7.2): the ADMM's dual

@@ -123,10 +123,8 @@ std::string Certificate::brief() const {
 
 double objective(const Model& model, const Loss& loss, const RegularizationWeights& weights,
                  const Matrix& X) {
-  Vector values, phi, dphi;
-  model.terms->evaluate(X, values);
-  loss.evaluate((values - model.terms->targets()).cwiseAbs(), phi, dphi);
-  return phi.sum() + mm::regularizer_value(model, weights, X);
+  Vector residuals, weights_scratch;
+  return mm::objective_value(model, loss, weights, X, residuals, weights_scratch);
 }
 
 int set_threads(int threads) {
