@@ -235,12 +235,13 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.xt_step", SDPRL_MEMBER(admm.split),
       {choice("auto", SplitMode::kAuto,
-              "the exact surrogate where its dual coordinate step applies (entry terms, no constraint, no "
-              "A-term curvature: matrix completion), its steps solved relative to their gain once small, "
+              "the exact surrogate where its dual coordinate step applies (entry terms, no constraint; an "
+              "A-term's curvature through the regularizer's diagonal majorant: matrix completion, NPKL), its steps solved relative to their gain once small, "
               "ending at a point whose distance from a fixed point is bracketed (summary.json: "
               "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa) and with max_rank; "
               "\"row-split\" "
-              "elsewhere, where the exact steps cost 10-500x the row-split ones (docs/method.md section 7.2)"),
+              "elsewhere (CMVU, sparse PCA, SNMF), where the exact steps cost 10-500x the row-split ones "
+              "(docs/method.md section 7.2)"),
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
               "the run is proved stationary (stationarity_tolerance); on the exact surrogate from the start "

@@ -12,14 +12,15 @@
 namespace sdprl {
 
 Surrogate::Surrogate(const Model& model, const Loss& loss, const RegularizationWeights& weights,
-                     SplitMode split, Index rank)
+                     SplitMode split, Index rank, bool diagonal_a)
     : model_(model), loss_(loss), weights_(weights), n_(model.terms->dimension()), r_(rank) {
   lin_ = model.terms->make_linearization(split);
   // gamma multiplies <X, A X>; A_+ enters B only when it is nonzero.
   a_curvature_ = model.quadratic && weights_.gamma > 0.0 && !model.quadratic->positive_part_is_zero();
   // Row-split: replace A_+ by a diagonal majorant when the regularizer has one, so that B stays
-  // diagonal and the Xt-step splits by rows (docs/method.md section 3; H still majorises F).
-  a_majorant_ = a_curvature_ && split == SplitMode::kRowSplit &&
+  // diagonal and the Xt-step splits by rows (docs/method.md section 3; H still majorises F); on
+  // the exact surrogate when asked, so that its dual coordinate step applies (section 7.2).
+  a_majorant_ = a_curvature_ && (split == SplitMode::kRowSplit || diagonal_a) &&
                 model.quadratic->positive_diagonal_majorant(a_diag_);
   if (a_curvature_ && !a_majorant_) model.quadratic->positive_diagonal(a_diag_);
 }
