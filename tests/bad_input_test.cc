@@ -608,18 +608,38 @@ TEST_F(BadInputTest, TinyDataKeepsItsMetrics) {
   EXPECT_NEAR(tiny.at("test_rmse").get<double>() / 1e-300, unit.at("test_rmse").get<double>(), 0.1);
 }
 
-// CMVU on data near 1e100: F(X_0) = 7e200 is finite, an early step overflows (the first or the
-// second: which one depends on the machine's rounding of the ADMM sums). The message said
+// CMVU on data near 1e100: F(X_0) = 7e200 is finite, an early row-split step overflows (the first
+// or the second: which one depends on the machine's rounding of the ADMM sums). The message said
 // "non-finite objective at MM iteration k" alone; it now says what to do.
 TEST_F(BadInputTest, OverflowingStepSaysToRescale) {
   write_file(dir() / "data.libsvm", twelve_points(1e100));
   const Result r = run(model("[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
-                             "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n[solver]\nrank = 3\n"));
+                             "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n[solver]\nrank = 3\n"
+                             "admm = { xt_step = \"row-split\" }\n"));
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("non-finite objective at MM iteration "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the step overflowed; data or parameters far from unit scale? rescale them"), std::string::npos)
       << r.err;
   EXPECT_EQ(json::parse(read_file(out() / "summary.json")).at("status"), "numerical_error");
+}
+
+// The default on distance terms, the exact surrogate's dual coordinate step, keeps its sums within
+// range there: the run at 1e100 is the unit-scale run scaled by 1e200 (F and the squared
+// distances scale by s^2), to rounding.
+TEST_F(BadInputTest, DefaultStepOnHugeDataIsTheUnitRunScaled) {
+  const std::string text = "[model]\ntype = \"cmvu\"\ndata = \"data.libsvm\"\nneighbours = 2\ncorruption = \"none\"\n"
+                           "[loss]\ntype = \"l1\"\n[regularizer]\ngamma = 0.01\nlambda = 1.0\n[solver]\nrank = 3\n";
+  write_file(dir() / "data.libsvm", twelve_points(1e100));
+  ASSERT_EQ(run(model(text)).code, 0);
+  const json big = json::parse(read_file(out() / "summary.json"));
+  write_file(dir() / "data.libsvm", twelve_points());
+  ASSERT_EQ(run(model(text), {"--force"}).code, 0);
+  const json unit = json::parse(read_file(out() / "summary.json"));
+  EXPECT_EQ(big.at("status"), "converged");
+  EXPECT_NEAR(big.at("objective").at("final").get<double>() / 1e200, unit.at("objective").at("final").get<double>(),
+              1e-9 * unit.at("objective").at("final").get<double>());
+  EXPECT_NEAR(big.at("metrics").at("test_rmse").get<double>() / 1e200, unit.at("metrics").at("test_rmse").get<double>(),
+              1e-9 * unit.at("metrics").at("test_rmse").get<double>());
 }
 
 // L-BFGS wrote a trace row per improving evaluation, line-search trials included: trace.csv had

@@ -271,7 +271,7 @@ Comparison compare(const Instance& in, const SdpaResult& r, SplitMode split, int
   // Runs that end with half-terms (row-split) have no multiplier per term and are not certified;
   // a family that does not split by rows (dense terms) is exact in every mode.
   const double slack = 1e-6 * std::max(1.0, std::abs(c.sdpa));
-  // (kAuto is exact on the completion and NPKL instances only, the ones compare() runs it on.)
+  // (kAuto is exact on the completion, NPKL and CMVU instances only, the ones compare() runs it on.)
   const bool exact = split != SplitMode::kRowSplit || terms.family() == "dense";
   EXPECT_EQ(s.certificate.computed, exact) << in.name << ": " << s.certificate.note;
   if (s.certificate.computed) {
@@ -335,8 +335,9 @@ TEST_F(SdpaProgram, L1OptimumMatchesInteriorPointSolver) {
     EXPECT_GE(automatic.gap, -1e-6) << in.name;
     // The default ("auto") runs the exact surrogate where the dual coordinate step applies (entry
     // terms: the completion instances, and NPKL's with its Laplacian replaced by a diagonal
-    // majorant; row-split on the others) and ends near the optimum there too.
-    if (in.name.rfind("completion", 0) == 0 || in.name.rfind("npkl", 0) == 0) {
+    // majorant; distance terms, CMVU's, with their Laplacian curvature replaced by one; row-split
+    // on the others) and ends near the optimum there too.
+    if (in.name.rfind("completion", 0) == 0 || in.name.rfind("npkl", 0) == 0 || in.name.rfind("cmvu", 0) == 0) {
       const Comparison by_default = compare(in, r, SplitMode::kAuto, 0);
       EXPECT_LE(by_default.gap, 1e-3) << in.name;
       EXPECT_GE(by_default.gap, -1e-6) << in.name;

@@ -235,12 +235,13 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.xt_step", SDPRL_MEMBER(admm.split),
       {choice("auto", SplitMode::kAuto,
-              "the exact surrogate where its dual coordinate step applies (entry terms, no constraint; an "
-              "A-term's curvature through the regularizer's diagonal majorant: matrix completion, NPKL), its steps solved relative to their gain once small, "
+              "the exact surrogate where its dual coordinate step applies (entry and distance terms, no "
+              "constraint; an A-term's and the distance terms' curvature through diagonal majorants: matrix "
+              "completion, NPKL, CMVU), its steps solved relative to their gain once small, "
               "ending at a point whose distance from a fixed point is bracketed (summary.json: "
               "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa) and with max_rank; "
               "\"row-split\" "
-              "elsewhere (CMVU, sparse PCA, SNMF), where the exact steps cost 10-500x the row-split ones "
+              "elsewhere (sparse PCA, SNMF), where the exact steps cost 10-500x the row-split ones "
               "(docs/method.md section 7.2)"),
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
@@ -282,7 +283,8 @@ std::vector<SolverOption> make_table() {
               "(cg where B is not diagonal)"),
        choice("dual-cd", CoupledStep::kDualCoordinate,
               "no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the terms per "
-              "iteration, no rho (entry terms with B diagonal and no constraint; elsewhere linearized, whatever "
+              "iteration, no rho (entry terms with B diagonal and no constraint, and distance terms under "
+              "xt_step = \"auto\", whose B is diagonal; elsewhere linearized, whatever "
               "the blocks' size, where B is diagonal, else cg)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md sections 3.4 and 3.9)"));
   t.push_back(integer_option(

@@ -14,6 +14,7 @@
 #include "mm/certificate.h"
 #include "mm/checkpointer.h"
 #include "sdprl/terms/all_entries_terms.h"
+#include "sdprl/terms/distance_terms.h"
 #include "sdprl/terms/entry_terms.h"
 #include "mm/iteration_log.h"
 #include "mm/loop_support.h"
@@ -55,7 +56,7 @@ class MmLoop {
     const SplitMode first =
         split_ == SplitMode::kCoupled || resumed_finishing || exact_start ? SplitMode::kCoupled : SplitMode::kRowSplit;
     if (exact_start || (bracketed_end_ && !start)) summary_.finishing_step = 1;
-    surrogate_.emplace(model, loss, weights, first, summary_.rank, diagonal_a_);
+    surrogate_.emplace(model, loss, weights, first, summary_.rank, diagonal_b_);
     state_.keep_packed = true;  // the fused row pass's packed (nu, e) stays packed between MM steps
     summary_.split_terms = surrogate_->split_terms();
     if (begin()) {
@@ -633,11 +634,12 @@ class MmLoop {
   // kCoupled where the exact surrogate's dual coordinate step applies (not with the staircase),
   // its sweeps costing about a row-split iteration (quickstart m = 2000, lambda = 1: 0.34 s
   // against row-split's 0.32 s, F 265892.7 against 266161.1). Where an A-term adds curvature
-  // (NPKL's Laplacian) B is made diagonal with the regularizer's diagonal majorant of A_+
-  // (diagonal_a_), as row-split does: H is still tight to first order at X_k, so MM still ends at
-  // a stationary point of F, and the dual coordinate step applies (npkl_a1a, l1, rank 40,
-  // lambda 1.5: F 1757.91 in 0.52 s, against row-split's 1798.00 in 4.8 s and CG's exact
-  // surrogate 1758.32 in 8.6 s). kExactFinish for models whose terms are constraints (sdpa),
+  // (NPKL's Laplacian) B is made diagonal with the regularizer's diagonal majorant of A_+, and
+  // distance terms' (CMVU) Laplacian curvature with its diagonal majorant (diagonal_b_), as
+  // row-split does: H is still tight to first order at X_k, so MM still ends at a stationary
+  // point of F, and the dual coordinate step applies (npkl_a1a, l1, rank 40, lambda 1.5:
+  // F 1757.91 in 0.52 s, against row-split's 1798.00 in 4.8 s and CG's exact surrogate 1758.32
+  // in 8.6 s). kExactFinish for models whose terms are constraints (sdpa),
   // where a row-split stall is a wrong answer, and with the staircase; else kRowSplit, since
   // there the exact steps are CG or linearised ADMMs.
   // (Under several processes the dual coordinate step is not distributed: every process runs it
@@ -647,12 +649,12 @@ class MmLoop {
     if (split_ != SplitMode::kAuto) return;
     split_ = SplitMode::kCoupled;  // (exact_start_applies() reads the options of a coupled run)
     Vector majorant;
-    diagonal_a_ = a_curvature() && model_.quadratic->positive_diagonal_majorant(majorant);
-    bracketed_end_ = exact_start_applies(diagonal_a_);
+    diagonal_b_ = !a_curvature() || model_.quadratic->positive_diagonal_majorant(majorant);
+    bracketed_end_ = exact_start_applies(diagonal_b_);
     // The rank staircase (max_rank) climbs only on the exact surrogate, and its steps read CG's
     // multipliers (admm_options()), so with it auto is the exact finish too.
     if (!bracketed_end_) {
-      diagonal_a_ = false;
+      diagonal_b_ = false;
       split_ = model_.infeasibility || options_.max_rank > 0 ? SplitMode::kExactFinish : SplitMode::kRowSplit;
     }
   }
@@ -713,15 +715,18 @@ class MmLoop {
   // a row-split phase first (docs/method.md section 7.2; quickstart m = 2000, lambda = 1: 37 MM
   // steps and 225 sweeps against 195 and 511), since the exact steps are longer and the row-split
   // phase's end is no warmer a start for the proof.
-  // With `diagonal_a`, an A-term's curvature enters B through its diagonal majorant (the caller
-  // has checked that the regularizer offers one).
-  bool exact_start_applies(bool diagonal_a = false) const {
+  // With `diagonal_b`, B is made diagonal by majorants (Surrogate): A_+'s (the caller has checked
+  // that the regularizer offers one) and distance terms' curvature.
+  bool exact_start_applies(bool diagonal_b = false) const {
     const AdmmOptions admm = admm_options();
     if (admm.coupled_step != CoupledStep::kAuto && admm.coupled_step != CoupledStep::kDualCoordinate) return false;
-    if (model_.constraint || dynamic_cast<const EntryTerms*>(model_.terms.get()) == nullptr) return false;
+    if (model_.constraint) return false;
+    const bool entry = dynamic_cast<const EntryTerms*>(model_.terms.get()) != nullptr;
+    const bool distance = dynamic_cast<const DistanceTerms*>(model_.terms.get()) != nullptr;
+    if (!entry && !(distance && diagonal_b)) return false;
     // The exact surrogate's B is diagonal unless A adds curvature (Surrogate: no majorant of A
     // outside row-split unless asked).
-    return diagonal_a || !a_curvature();
+    return diagonal_b || !a_curvature();
   }
   bool a_curvature() const {
     return model_.quadratic && weights_.gamma > 0.0 && !model_.quadratic->positive_part_is_zero();
@@ -849,7 +854,7 @@ class MmLoop {
     const double tau = surrogate_->curvature_scale();
     admm_.reset();
     surrogate_.reset();
-    surrogate_.emplace(model_, loss_, weights_, SplitMode::kCoupled, summary_.rank, diagonal_a_);
+    surrogate_.emplace(model_, loss_, weights_, SplitMode::kCoupled, summary_.rank, diagonal_b_);
     surrogate_->set_curvature_scale(tau);
     surrogate_->update(X_);
     exact_ = true;
@@ -933,7 +938,7 @@ class MmLoop {
   bool skip_prepare_ = false;  // switch_to_exact() made the next step's ADMM ready
   SplitMode split_ = SplitMode::kRowSplit;  // options_.admm.split, kAuto resolved (resolve_split())
   bool bracketed_end_ = false;  // kAuto run as kCoupled: it ends at X_k with the last step's bracket
-  bool diagonal_a_ = false;     // kAuto's exact surrogate with A_+'s diagonal majorant (resolve_split())
+  bool diagonal_b_ = false;     // kAuto's exact surrogate with B's diagonal majorants (resolve_split())
 };
 
 }  // namespace

@@ -8,19 +8,24 @@
 #include "linalg/pcg.h"
 #include "rows/row_blocks.h"
 #include "sdprl/error.h"
+#include "terms/coupled_pairs.h"
 
 namespace sdprl {
 
 Surrogate::Surrogate(const Model& model, const Loss& loss, const RegularizationWeights& weights,
-                     SplitMode split, Index rank, bool diagonal_a)
+                     SplitMode split, Index rank, bool diagonal_b)
     : model_(model), loss_(loss), weights_(weights), n_(model.terms->dimension()), r_(rank) {
   lin_ = model.terms->make_linearization(split);
+  // The terms' curvature made diagonal where the family has a first-order tight majorant of it
+  // (distance terms' Laplacian), so that the exact surrogate's dual coordinate step applies.
+  if (diagonal_b)
+    if (auto* pairs = dynamic_cast<detail::CoupledPairs*>(lin_.get())) pairs->use_diagonal_curvature();
   // gamma multiplies <X, A X>; A_+ enters B only when it is nonzero.
   a_curvature_ = model.quadratic && weights_.gamma > 0.0 && !model.quadratic->positive_part_is_zero();
   // Row-split: replace A_+ by a diagonal majorant when the regularizer has one, so that B stays
   // diagonal and the Xt-step splits by rows (docs/method.md section 3; H still majorises F); on
   // the exact surrogate when asked, so that its dual coordinate step applies (section 7.2).
-  a_majorant_ = a_curvature_ && (split == SplitMode::kRowSplit || diagonal_a) &&
+  a_majorant_ = a_curvature_ && (split == SplitMode::kRowSplit || diagonal_b) &&
                 model.quadratic->positive_diagonal_majorant(a_diag_);
   if (a_curvature_ && !a_majorant_) model.quadratic->positive_diagonal(a_diag_);
 }

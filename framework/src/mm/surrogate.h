@@ -4,8 +4,8 @@
 //
 //   H(D) = <D, B D> + <D, G> + 2 sum_h |<D, P_h> + b_h| + c
 //   B    = C + (lambda I + gamma A_+)/2,   C = sum_tau w_tau |sym Q_tau|
-//          (row-split, and the exact surrogate when asked (`diagonal_a`): A_+ replaced by a
-//          diagonal majorant when the regularizer offers one)
+//          (row-split, and the exact surrogate when asked (`diagonal_b`): A_+ replaced by a
+//          diagonal majorant when the regularizer offers one, and C by one where the family has it)
 //   G    = gamma A X_k + lambda X_k
 //   c    = sum_tau [phi(|r_tau|) - w_tau |r_tau|] + (gamma/2)<X_k, A X_k> + (lambda/2)||X_k||^2
 //
@@ -37,11 +37,12 @@ namespace sdprl {
 
 class SDPRL_API Surrogate {
  public:
-  // `diagonal_a`: in coupled mode too, A_+ is replaced by the regularizer's diagonal majorant (when
-  // it offers one), so that B stays diagonal; H is then still tight to first order at X_k, and its
-  // MM fixed points are F's stationary points (docs/method.md section 7.2).
+  // `diagonal_b`: in coupled mode too, A_+ is replaced by the regularizer's diagonal majorant (when
+  // it offers one) and the terms' curvature by a diagonal majorant (where the family has one:
+  // distance terms), so that B stays diagonal; H is then still tight to first order at X_k, and
+  // its MM fixed points are F's stationary points (docs/method.md section 7.2).
   Surrogate(const Model& model, const Loss& loss, const RegularizationWeights& weights,
-            SplitMode split, Index rank, bool diagonal_a = false);
+            SplitMode split, Index rank, bool diagonal_b = false);
   ~Surrogate();
   Surrogate(const Surrogate&) = delete;
   Surrogate& operator=(const Surrogate&) = delete;

@@ -29,8 +29,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // Version 7: the summary's rank staircase (rank_raises) after its metrics. Version 8: the summary's
 // over-relaxed steps after its finishing step. Version 9: each trace row's curvature scale and rho
 // after its time. Version 10: the state's tau trial (reference, not before) after its tight flag, and
-// the summary's undone tau trials after its over-relaxed steps.
-constexpr std::uint32_t kVersion = 11;
+// the summary's undone tau trials after its over-relaxed steps. Version 11: NPKL's auto runs hold
+// the exact surrogate's multipliers; version 12: CMVU's too (same fields, other meaning).
+constexpr std::uint32_t kVersion = 12;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).

@@ -6,12 +6,15 @@
 
 #include "rows/row_blocks.h"
 #include "sdprl/error.h"
+#include "terms/coupled_pairs.h"
 
 namespace sdprl {
 namespace {
 
-// Offers a RowSplitView in row-split mode.
-class DistanceLinearization final : public TermLinearization, public RowSplitView {
+// Offers a RowSplitView in row-split mode, and CoupledPairs in coupled mode once its curvature is
+// made diagonal (use_diagonal_curvature(): the row-split bound ||d_i - d_j||^2 <= 2||d_i||^2 +
+// 2||d_j||^2 with the whole terms, tight to first order at D = 0 as the Laplacian is).
+class DistanceLinearization final : public TermLinearization, public RowSplitView, public detail::CoupledPairs {
  public:
   DistanceLinearization(const DistanceTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
     const Index n = terms.dimension(), m = terms.size();
@@ -53,8 +56,10 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
       for (Index k = 0; k < terms_.size(); ++k) {
         scale_[k] = w[k];
         b_[k] = 0.5 * w[k] * r[k];
-        curvature_[rows[k]] += w[k];
-        curvature_[cols[k]] += w[k];
+        // The Laplacian's diagonal, or its diagonal majorant 2 diag.
+        const double d = diagonal_curvature_ ? 2.0 * w[k] : w[k];
+        curvature_[rows[k]] += d;
+        curvature_[cols[k]] += d;
       }
     }
   }
@@ -102,7 +107,7 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
   }
 
   void apply_curvature(const Matrix& D, Matrix& out) const override {
-    if (mode_ == SplitMode::kRowSplit) {
+    if (curvature_is_diagonal()) {
       out = curvature_.asDiagonal() * D;
       return;
     }
@@ -120,7 +125,7 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
       }
     }
   }
-  bool curvature_is_diagonal() const override { return mode_ == SplitMode::kRowSplit; }
+  bool curvature_is_diagonal() const override { return mode_ == SplitMode::kRowSplit || diagonal_curvature_; }
   void curvature_diagonal(Vector& d) const override { d = curvature_; }
   bool rows_decoupled() const override { return mode_ == SplitMode::kRowSplit; }
   // A whole term ||x_i - x_j||^2 is nonzero in rows i and j.
@@ -139,6 +144,14 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
       for (Index c = 0; c < r; ++c) out[c * deg + q] = s * (xi[c] - xj[c]);
     }
   }
+
+  // CoupledPairs (kDistance): P_k = w_k (e_i - e_j)(x_i - x_j)^T.
+  detail::PairFamily family() const override { return detail::PairFamily::kDistance; }
+  const PairTerms& pair_terms() const override { return terms_; }
+  const Vector& term_scales() const override { return scale_; }
+  const Matrix& point() const override { return X_; }
+  bool whole_terms_diagonal() const override { return mode_ == SplitMode::kCoupled && diagonal_curvature_; }
+  void use_diagonal_curvature() override { diagonal_curvature_ = mode_ == SplitMode::kCoupled; }
 
   void gram_row_blocks(Matrix& blocks) const override {
     const Index n = terms_.dimension(), r = X_.cols();
@@ -167,6 +180,7 @@ class DistanceLinearization final : public TermLinearization, public RowSplitVie
   std::vector<std::int32_t> partner_, term_;
   Vector scale_, b_, curvature_, w_;
   Matrix X_;
+  bool diagonal_curvature_ = false;  // coupled mode: 2 diag(Laplacian) in place of the Laplacian
 };
 
 }  // namespace

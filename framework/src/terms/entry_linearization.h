@@ -12,6 +12,7 @@
 
 #include "sdprl/constraint_set.h"
 #include "sdprl/terms/entry_terms.h"
+#include "terms/coupled_pairs.h"
 #include "terms/split_rebuild.h"
 
 namespace sdprl::detail {
@@ -25,7 +26,8 @@ class EntryLinearization final : public TermLinearization,
                                  public RowSplitView,
                                  public OnePassUpdate,
                                  public GramSummary,
-                                 public SplitRebuild {
+                                 public SplitRebuild,
+                                 public CoupledPairs {
  public:
   EntryLinearization(const EntryTerms& terms, SplitMode mode);
 
@@ -63,13 +65,16 @@ class EntryLinearization final : public TermLinearization,
   bool shared_gram_block(Matrix&) const override { return false; }
   const double* local_offsets() const override { return b_.data(); }
 
-  // For the dual coordinate step (xt_step/dual_coordinate.h), in coupled mode: term k is
-  // (terms().rows()[k], terms().cols()[k]) with P_k = (s_k / 2)(e_i x_j^T + e_j x_i^T), or
-  // s_k e_i x_i^T when i = j, for s = term_scales() (the loss weights) and x the rows of point().
+  // For the dual coordinate step (CoupledPairs, kEntry; terms/coupled_pairs.h has P_k): s =
+  // term_scales() are the loss weights; the curvature is diagonal in both modes.
   SplitMode mode() const { return mode_; }
   const EntryTerms& terms() const { return terms_; }
-  const Vector& term_scales() const { return scale_; }
-  const Matrix& point() const { return X_; }
+  PairFamily family() const override { return PairFamily::kEntry; }
+  const PairTerms& pair_terms() const override { return terms_; }
+  const Vector& term_scales() const override { return scale_; }
+  const Matrix& point() const override { return X_; }
+  bool whole_terms_diagonal() const override { return mode_ == SplitMode::kCoupled; }
+  void use_diagonal_curvature() override {}
 
  private:
   // The row stride of the gather's copy of X: r rounded up to 2, 4 or 8 doubles (16, 32 or 64

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 #include "mm/surrogate.h"
 #include "rows/row_blocks.h"
 #include "sdprl/error.h"
-#include "terms/entry_linearization.h"
 
 namespace sdprl::xt_step {
 
@@ -31,15 +31,21 @@ Index block_count(Index n) { return n >= 512 ? 16 : n >= 64 ? 4 : 1; }
 constexpr Index kParallelSweep = Index{1} << 18;
 }  // namespace
 
-const detail::EntryLinearization* DualCoordinate::entry_terms(const TermLinearization& lin) {
-  const auto* entry = dynamic_cast<const detail::EntryLinearization*>(&lin);
-  return entry && entry->mode() == SplitMode::kCoupled ? entry : nullptr;
+using detail::PairFamily;
+
+// fn(F) with the family as a compile-time constant (as detail::with_rank does for the rank).
+template <class Fn>
+void with_family(PairFamily family, Fn&& fn) {
+  if (family == PairFamily::kDistance)
+    fn(std::integral_constant<PairFamily, PairFamily::kDistance>{});
+  else
+    fn(std::integral_constant<PairFamily, PairFamily::kEntry>{});
 }
 
 DualCoordinate::DualCoordinate(const Surrogate& surrogate, const AdmmOptions& options,
-                               const detail::EntryLinearization& lin)
+                               const detail::CoupledPairs& lin)
     : XtStep(surrogate, options), lin_(lin) {
-  const EntryTerms& terms = lin.terms();
+  const PairTerms& terms = lin.pair_terms();
   const Index n = terms.dimension(), m = terms.size(), K = block_count(n);
   const auto block = [&](Index i) { return i * K / n; };
   // Rounds: the K diagonal buckets (a, a), then the K - 1 rounds of the circle method, each K / 2
@@ -84,9 +90,11 @@ void DualCoordinate::prepare(double, bool) {
   // A row with B_ii = 0 (lambda = 0, no A-term, and no term with a positive weight on it) has
   // M_i = G_i = 0: its D_i is 0, as Surrogate::solve_B's pseudo-inverse gives.
   inv_b_ = s_.b_diagonal().unaryExpr([](double b) { return b > 0.0 ? 1.0 / b : 0.0; });
-  const Vector norms = lin_.point().rowwise().squaredNorm();
+  const Matrix& X = lin_.point();
+  const Vector norms = X.rowwise().squaredNorm();
+  const bool distance = lin_.family() == PairFamily::kDistance;
   const Vector& w = lin_.term_scales();
-  const Vector& b = lin_.offsets();
+  const Vector& b = s_.linearization().offsets();
   const Index m = static_cast<Index>(order_.size());
 #pragma omp parallel for schedule(static) if (m > detail::kParallelWork)
   for (Index q = 0; q < m; ++q) {
@@ -94,7 +102,10 @@ void DualCoordinate::prepare(double, bool) {
     const Index h = order_[static_cast<std::size_t>(q)];
     // D(nu) along nu_h has curvature -q_h (docs/method.md section 3.9).
     double q2;
-    if (t.i == t.j) {
+    if (distance) {  // <P_h, B^-1 P_h> = c^2 |x_i - x_j|^2 (1 / B_ii + 1 / B_jj)
+      t.c = w[h];
+      q2 = 0.5 * t.c * t.c * (X.row(t.i) - X.row(t.j)).squaredNorm() * (inv_b_[t.i] + inv_b_[t.j]);
+    } else if (t.i == t.j) {
       t.c = w[h];
       q2 = 0.5 * t.c * t.c * norms[t.i] * inv_b_[t.i];
     } else {
@@ -125,12 +136,25 @@ void DualCoordinate::solve(const Matrix&, Matrix&, double, long*) {
 namespace {
 // The coordinate step of one term: nu_h maximises D(nu) along its coordinate (docs/method.md
 // section 3.9); M's rows i and j follow. R: the rank (detail::with_rank).
-template <int R, class Term>
+template <int R, PairFamily F, class Term>
 inline void coordinate_step(const Term& t, const Matrix& X, const double* inv_b, Matrix& M, double& nu) {
   using Row = Eigen::Matrix<double, 1, R>;
   const Index r = X.cols();
   Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
   Eigen::Map<Row> mi(M.row(t.i).data(), r), mj(M.row(t.j).data(), r);
+  if constexpr (F == PairFamily::kDistance) {
+    // P_h = c (e_i - e_j) u^T, u = x_i - x_j (i != j).
+    const Row u = xi - xj;
+    const double g = t.b - 0.5 * t.c * (u.dot(mi) * inv_b[t.i] - u.dot(mj) * inv_b[t.j]);
+    const double next = t.inv_q > 0.0 ? std::clamp(nu + g * t.inv_q, -2.0, 2.0)
+                                      : t.b > 0.0 ? 2.0 : t.b < 0.0 ? -2.0 : nu;  // as below
+    const double delta = next - nu;
+    if (delta == 0.0) return;
+    nu = next;
+    mi += (delta * t.c) * u;
+    mj -= (delta * t.c) * u;
+    return;
+  }
   const bool diagonal = t.i == t.j;
   // The slope of D(nu) along nu_h.
   const double g = diagonal ? t.b - 0.5 * t.c * xi.dot(mi) * inv_b[t.i]
@@ -151,51 +175,53 @@ inline void coordinate_step(const Term& t, const Matrix& X, const double* inv_b,
   }
 }
 
-// <P_h, U> = c (x_j . U_i + x_i . U_j), or c x_i . U_i when i = j: one term's P applied to U.
-template <int R, class Term>
+// <P_h, U>: entry terms c (x_j . U_i + x_i . U_j), or c x_i . U_i when i = j; distance terms
+// c (x_i - x_j) . (U_i - U_j). One term's P applied to U.
+template <int R, PairFamily F, class Term>
 inline double term_product(const Term& t, const Matrix& X, const Matrix& U) {
   using Row = Eigen::Matrix<double, 1, R>;
   const Index r = X.cols();
   Eigen::Map<const Row> xi(X.row(t.i).data(), r), xj(X.row(t.j).data(), r);
   Eigen::Map<const Row> ui(U.row(t.i).data(), r), uj(U.row(t.j).data(), r);
+  if constexpr (F == PairFamily::kDistance) return t.c * (xi - xj).dot(ui - uj);
   return t.i == t.j ? t.c * ui.dot(xi) : t.c * (ui.dot(xj) + uj.dot(xi));
 }
 }  // namespace
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::sweep_bucket(Index k, Matrix& M) const {
   const Matrix& X = lin_.point();
   for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q)
-    coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
+    coordinate_step<R, F>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
 }
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::sweep_two_buckets(Index k, Index l, Matrix& M) const {
   const Matrix& X = lin_.point();
   Index p = bucket_ptr_[static_cast<std::size_t>(k)], q = bucket_ptr_[static_cast<std::size_t>(l)];
   const Index p_end = bucket_ptr_[static_cast<std::size_t>(k) + 1], q_end = bucket_ptr_[static_cast<std::size_t>(l) + 1];
   for (; p < p_end && q < q_end; ++p, ++q) {
-    coordinate_step<R>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
-    coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
+    coordinate_step<R, F>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
+    coordinate_step<R, F>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
   }
-  for (; p < p_end; ++p) coordinate_step<R>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
-  for (; q < q_end; ++q) coordinate_step<R>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
+  for (; p < p_end; ++p) coordinate_step<R, F>(terms_[static_cast<std::size_t>(p)], X, inv_b_.data(), M, nu_[p]);
+  for (; q < q_end; ++q) coordinate_step<R, F>(terms_[static_cast<std::size_t>(q)], X, inv_b_.data(), M, nu_[q]);
 }
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const {
   const Matrix& X = lin_.point();
   double sum = 0.0, nb = 0.0;
   for (Index q = bucket_ptr_[static_cast<std::size_t>(k)]; q < bucket_ptr_[static_cast<std::size_t>(k) + 1]; ++q) {
     const Term& t = terms_[static_cast<std::size_t>(q)];
-    sum += std::abs(term_product<R>(t, X, D) + t.b);
+    sum += std::abs(term_product<R, F>(t, X, D) + t.b);
     nb += nu_[q] * t.b;
   }
   *terms = sum;
   *nu_b = nb;
 }
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) const {
   using Row = Eigen::Matrix<double, 1, R>;
   const Matrix& X = lin_.point();
@@ -223,7 +249,11 @@ void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) con
           run.setZero();
           row = term.i;
         }
-        if (term.i == term.j) {
+        if constexpr (F == PairFamily::kDistance) {
+          const Row u = Eigen::Map<const Row>(X.row(term.i).data(), r) - Eigen::Map<const Row>(X.row(term.j).data(), r);
+          run += a * u;
+          Eigen::Map<Row>(U.row(term.j).data(), r) -= a * u;
+        } else if (term.i == term.j) {
           run += a * Eigen::Map<const Row>(X.row(term.i).data(), r);
         } else {
           run += a * Eigen::Map<const Row>(X.row(term.j).data(), r);
@@ -235,17 +265,17 @@ void DualCoordinate::free_adjoint(const Vector& v, Matrix& U, bool parallel) con
   }
 }
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::free_forward(const Matrix& U, Vector& out, bool parallel) const {
   const Matrix& X = lin_.point();
   const Index f = static_cast<Index>(free_.size());
   out.resize(f);
 #pragma omp parallel for schedule(static) if (parallel)
   for (Index p = 0; p < f; ++p)
-    out[p] = term_product<R>(free_terms_[static_cast<std::size_t>(p)], X, U);
+    out[p] = term_product<R, F>(free_terms_[static_cast<std::size_t>(p)], X, U);
 }
 
-template <int R>
+template <int R, PairFamily F>
 void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   // The free multipliers F (inside the box, with curvature), in schedule order, bucket by bucket.
   const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
@@ -270,7 +300,7 @@ void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   // K v = (1/2) P_F B^-1 P_F^* v, whose diagonal is q (docs/method.md section 3.9).
   Matrix U = inv_b_.asDiagonal() * M;
   Vector g;
-  free_forward<R>(U, g, parallel);
+  free_forward<R, F>(U, g, parallel);
   for (Index p = 0; p < f; ++p) g[p] = term(p).b - 0.5 * g[p];
   // K d = g by CG preconditioned with 1 / q, from d = 0: the Newton step of D on F.
   Vector d = Vector::Zero(f), res = g, z(f), dir(f), Kdir(f);
@@ -278,9 +308,9 @@ void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   dir = z;
   double rz = res.dot(z);
   for (int it = 0; it < options_.subspace_iterations && rz > 0.0; ++it) {
-    free_adjoint<R>(dir, U, parallel);
+    free_adjoint<R, F>(dir, U, parallel);
     U = inv_b_.asDiagonal() * U;
-    free_forward<R>(U, Kdir, parallel);
+    free_forward<R, F>(U, Kdir, parallel);
     Kdir *= 0.5;
     const double curvature = dir.dot(Kdir);
     if (!(curvature > 0.0)) break;  // D is flat along dir: K is only semidefinite
@@ -302,7 +332,7 @@ void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   }
   const double rise = g.dot(delta);
   if (!(rise > 0.0)) return;
-  free_adjoint<R>(delta, U, parallel);
+  free_adjoint<R, F>(delta, U, parallel);
   double quad = 0.0;
   for (Index i = 0; i < n; ++i) quad += 0.25 * inv_b_[i] * U.row(i).squaredNorm();
   const double s = quad > 0.0 ? std::min(1.0, rise / (2.0 * quad)) : 1.0;
@@ -328,8 +358,11 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   // (the quickstart, m = 31k terms, rank 5: no faster on two threads; m = 152k: 1.7x).
   const bool parallel = m * r > kParallelSweep && buckets > 1;
   nu_.resize(m);
+  const PairFamily family = lin_.family();
   detail::with_rank(r, [&](auto R) {
+    with_family(family, [&](auto Fam) {
     constexpr int kR = decltype(R)::value;
+    constexpr PairFamily kF = decltype(Fam)::value;
 #pragma omp parallel if (parallel)
     {
 #pragma omp for schedule(static)
@@ -340,17 +373,20 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
 #pragma omp for schedule(dynamic, 1)
         for (Index k = 0; k < count; k += 2) {
           if (k + 1 < count)
-            sweep_two_buckets<kR>(first + k, first + k + 1, M);
+            sweep_two_buckets<kR, kF>(first + k, first + k + 1, M);
           else
-            sweep_bucket<kR>(first + k, M);
+            sweep_bucket<kR, kF>(first + k, M);
         }
       }
     }
+    });
   });
   // The subspace step after each sweep but an MM step's first: loose steps end after one sweep,
   // and there the free set is not yet the optimum's.
   if (options_.subspace_iterations > 0 && ++sweeps_ >= 2)
-    detail::with_rank(r, [&](auto R) { subspace_step<decltype(R)::value>(M, parallel); });
+    detail::with_rank(r, [&](auto R) {
+      with_family(family, [&](auto Fam) { subspace_step<decltype(R)::value, decltype(Fam)::value>(M, parallel); });
+    });
   // Back in the terms' order, each thread writing its own range of st.nu (a scatter through
   // order_ would have the threads write to the same cache lines).
 #pragma omp parallel for schedule(static) if (parallel)
@@ -360,10 +396,13 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   st.step = st.D;
   std::vector<double> terms(static_cast<std::size_t>(buckets)), nu_b(static_cast<std::size_t>(buckets));
   detail::with_rank(r, [&](auto R) {
-    constexpr int kR = decltype(R)::value;
+    with_family(family, [&](auto Fam) {
+      constexpr int kR = decltype(R)::value;
+      constexpr PairFamily kF = decltype(Fam)::value;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (Index k = 0; k < buckets; ++k)
-      sums_bucket<kR>(k, st.D, &terms[static_cast<std::size_t>(k)], &nu_b[static_cast<std::size_t>(k)]);
+      for (Index k = 0; k < buckets; ++k)
+        sums_bucket<kR, kF>(k, st.D, &terms[static_cast<std::size_t>(k)], &nu_b[static_cast<std::size_t>(k)]);
+    });
   });
   double term_sum = 0.0, nub = 0.0;
   for (Index k = 0; k < buckets; ++k) {  // in bucket order, for any thread count

@@ -347,10 +347,10 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     else
       step = std::make_unique<Exact<RowBlockInverse, Kind::kRowBlocks>>(s, options);
   } else if ((options.coupled_step == CoupledStep::kDualCoordinate || options.coupled_step == CoupledStep::kAuto) &&
-             !constrained && s.b_is_diagonal() && DualCoordinate::entry_terms(lin) != nullptr) {
-    // Entry terms on the exact surrogate: coordinate ascent on its dual, where it applies, before
+             !constrained && s.b_is_diagonal() && detail::coupled_pairs(lin) != nullptr) {
+    // Pair terms on the exact surrogate: coordinate ascent on its dual, where it applies, before
     // any ADMM (docs/method.md section 3.9: the quickstart's l1 finish 0.9 s against 3.2 s).
-    step = std::make_unique<DualCoordinate>(s, options, *DualCoordinate::entry_terms(lin));
+    step = std::make_unique<DualCoordinate>(s, options, *detail::coupled_pairs(lin));
   } else {
     // CG's preconditioner (AdmmOptions::preconditioner; a shared block is cheap anyway).
     const bool blocks_fit = 8.0 * static_cast<double>(n) * static_cast<double>(r * r) <= kBlockPreconditionerBytes;
