@@ -145,8 +145,9 @@ TEST(CoupledXtStep, AutomaticPreconditionerFollowsTheBlocksSize) {
       admm.prepare();
       EXPECT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate) << rank;
     }
-    // Under a constraint the ADMM's Xt-step: linearised while the blocks fit, CG past the budget.
-    model.constraint = std::make_shared<Nonnegative>();
+    // Under a constraint whose projection couples rows (no coordinate step) the ADMM's Xt-step:
+    // linearised while the blocks fit, CG past the budget.
+    model.constraint = std::make_shared<FrobeniusBall>(1e3);
     Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, rank);
     h.update(X.cwiseAbs());
     Admm admm(h, 2.0, options);

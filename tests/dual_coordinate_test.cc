@@ -11,9 +11,11 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "admm/admm.h"
 #include "mm/surrogate.h"
+#include "sdprl/constraint.h"
 #include "sdprl/error.h"
 #include "sdprl/solver.h"
 #include "test_models.h"
@@ -156,6 +158,60 @@ TEST(DualCoordinate, MinimisesTheDiagonalSurrogateOfDistanceTerms) {
   EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
 }
 
+// Under X >= 0 (symmetric NMF) the multiplier mu of X_k + D >= 0 is the best for nu in closed
+// form, row by row (DualCoordinate::bound_step; docs/method.md section 3.9): every iterate's primal
+// point is feasible, the dual (with <mu, X_k> - sigma_K(mu)) is the surrogate's own and never falls,
+// the gap reaches 1e-9, and the minimum is the constrained linearised ADMM's on the same H. Some
+// entries of X_k are 0 and G pushes them down, so the bound is active (checked).
+TEST(DualCoordinate, MinimisesTheSurrogateUnderNonnegativity) {
+  Model model;
+  model.terms = entry_terms(random_entries(150, 2500, 31));
+  model.constraint = std::make_shared<Nonnegative>();
+  std::mt19937_64 rng(32);
+  Matrix X = random_matrix(150, 4, 1.0, rng).cwiseAbs();
+  for (Index i = 0; i < 150; i += 3) X(i, i % 4) = 0.0;
+  auto loss = load_loss("leaky-mcp");
+  Surrogate h(model, *loss, {0.5, 0.0}, SplitMode::kCoupled, 4);
+  h.update(X);
+  const double scale = std::abs(h.center_objective());
+  Admm admm(h, 2.0, coordinate_options());
+  admm.prepare();
+  ASSERT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate);
+  AdmmState st;
+  admm.reset_if_needed(st);
+  double last_dual = -std::numeric_limits<double>::infinity();
+  int sweeps = 0;
+  while (sweeps < 5000) {
+    admm.iterate(st, 0.0);
+    ++sweeps;
+    EXPECT_GE((X + st.step).minCoeff(), 0.0) << sweeps;
+    EXPECT_NEAR(st.primal, h.value(st.step), 1e-10 * scale) << sweeps;
+    EXPECT_NEAR(st.dual, h.dual(st.nu, &st.mu), 1e-10 * scale) << sweeps;
+    EXPECT_LE(st.mu.maxCoeff(), 0.0) << sweeps;
+    EXPECT_GE(st.gap, -1e-10 * scale) << sweeps;
+    EXPECT_GE(st.dual, last_dual - 1e-10 * scale) << sweeps;
+    if (HasFailure()) break;
+    last_dual = st.dual;
+    if (st.gap <= 1e-9 * scale) break;
+  }
+  ASSERT_LE(st.gap, 1e-9 * scale) << "after " << sweeps << " sweeps";
+  const Index active = ((X + st.step).array() == 0.0).count();
+  std::printf("[ coordinate ] X >= 0: gap 1e-9 of H after %d sweeps, %ld entries at the bound\n", sweeps,
+              static_cast<long>(active));
+  EXPECT_GT(active, 10);
+  AdmmOptions lo = coordinate_options();
+  lo.coupled_step = CoupledStep::kLinearized;
+  Admm linearized(h, 2.0, lo);
+  linearized.prepare();
+  ASSERT_TRUE(linearized.xt_step()->linearized());
+  AdmmState ls;
+  linearized.run(ls, 1e-8 * scale);
+  ASSERT_LE(ls.gap, 1e-8 * scale);
+  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
+  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
+  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+}
+
 // A row in no term, lambda = 0 and no A-term: B_ii = 0 there and M_i = 0, so its D_i is 0 (the
 // pseudo-inverse of Surrogate::solve_B), not 0 / 0. The minimum is the linearised ADMM's.
 TEST(DualCoordinate, ARowWithoutCurvatureStaysFinite) {
@@ -272,6 +328,56 @@ TEST(DualCoordinate, SameIteratesOnOneAndTwoThreadsOnDistanceTerms) {
   EXPECT_TRUE(states[0].nu == states[1].nu);
   EXPECT_TRUE(states[0].D == states[1].D);
   EXPECT_EQ(states[0].gap, states[1].gap);
+}
+
+// A whole default MM run under X >= 0 (symmetric-NMF-like: a nonnegative start, l1): the default
+// runs the coordinate step from the first step with the automatic tau, which falls there (no
+// constraint split whose rho would be balanced for tau = 1); every iterate stays in K, the end is
+// bracketed, and F is no higher than the constrained linearised ADMM's at tau = 1 with a tight
+// tolerance (the test fails if tau stays at 1 or the default leaves the exact surrogate).
+TEST(DualCoordinate, DefaultRunUnderNonnegativityLowersTauAndEndsStationary) {
+  Instance in = instance(150, 2500, 4, 41);
+  in.X = in.X.cwiseAbs();
+  {
+    // Targets of a nonnegative factor, plus outliers.
+    EntryData d = random_entries(150, 2500, 41);
+    std::mt19937_64 rng(42);
+    const Matrix V = random_matrix(150, 3, 1.0, rng).cwiseAbs();
+    for (std::size_t q = 0; q < d.rows.size(); ++q)
+      d.targets[static_cast<Index>(q)] = V.row(d.rows[q]).dot(V.row(d.cols[q])) + (q % 11 == 0 ? 5.0 : 0.0);
+    in.model.terms = entry_terms(d);
+  }
+  in.model.constraint = std::make_shared<Nonnegative>();
+  auto loss = load_loss("l1");
+  SolverOptions o;
+  o.rank = 4;
+  o.verbose = false;
+  o.init = InitKind::kGiven;
+  Matrix X = in.X;
+  std::vector<double> minima;
+  const Summary s = solve(in.model, *loss, {0.1, 0.0}, o, X, [&](const TraceRow&, const Matrix& Xk) {
+    minima.push_back(Xk.minCoeff());
+    return true;
+  });
+  ASSERT_EQ(s.status, SolverStatus::kConverged);
+  EXPECT_EQ(s.finishing_step, 1);
+  EXPECT_LT(s.curvature_scale, 1.0) << "tau did not fall";
+  ASSERT_TRUE(std::isfinite(s.stationarity));
+  EXPECT_LE(s.stationarity, 1e-4);
+  EXPECT_GE(*std::min_element(minima.begin(), minima.end()), 0.0);
+  SolverOptions lo = o;
+  lo.admm.split = SplitMode::kCoupled;
+  lo.admm.coupled_step = CoupledStep::kLinearized;
+  lo.curvature_scale = 1.0;
+  lo.relative_tolerance = 1e-8;
+  lo.max_mm_iterations = 3000;
+  Matrix L = in.X;
+  const Summary l = solve(in.model, *loss, {0.1, 0.0}, lo, L);
+  std::printf("[ coordinate ] X >= 0, defaults: F %.10g in %d MM steps (tau %g, stationarity %.2g); linearised "
+              "ADMM at tau 1, tolerance 1e-8: F %.10g in %d\n",
+              s.final_objective, s.mm_iterations, s.curvature_scale, s.stationarity, l.final_objective,
+              l.mm_iterations);
+  EXPECT_LE(s.final_objective, l.final_objective * (1.0 + 1e-4));
 }
 
 // A whole MM run on the exact surrogate (xt_step = "coupled") with the dual coordinate step and

@@ -55,7 +55,7 @@ TEST_P(XtStepFactory, PicksTheStrategy) {
   const xt_step::Paths paths{c.fused, true};
   const auto step = xt_step::make_xt_step(h, options, c.constrained, paths);
   EXPECT_EQ(step->kind(), c.kind) << step->name();
-  EXPECT_EQ(step->constrained(), c.constrained);
+  EXPECT_EQ(step->constrained(), c.constrained && c.kind != Kind::kDualCoordinate);
   EXPECT_EQ(step->exact(), c.split == SplitMode::kRowSplit);
 
   // The Admm runs the one it picks, and its iterate decreases the gap.
@@ -107,14 +107,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kBlocks, false,
              Kind::kLinearizedBlocks, CoupledStep::kLinearized},
         Case{"constrained_linearized_blocks", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
-             Kind::kLinearizedBlocks, CoupledStep::kAuto},
+             Kind::kLinearizedBlocks, CoupledStep::kLinearized},
         Case{"linearized_shared_block", true, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled, false,
              Kind::kLinearizedSharedBlock, CoupledStep::kLinearized},
         Case{"linearized_whatever_cg_preconditioner", false, SplitMode::kCoupled, true, CgPreconditioner::kRowScaled,
-             true, Kind::kLinearizedBlocks, CoupledStep::kAuto},
-        // The coordinate step asked for where it does not apply (a constraint): the linearised step.
+             true, Kind::kLinearizedBlocks, CoupledStep::kLinearized},
+        // Under X >= 0 (one set per row) the automatic coupled step is the coordinate step too: it
+        // takes the constraint's multiplier itself (no constraint split), in closed form.
         Case{"dual_coordinate_under_a_constraint", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
-             Kind::kLinearizedBlocks, CoupledStep::kDualCoordinate}),
+             Kind::kDualCoordinate, CoupledStep::kAuto}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // A constraint whose projection couples rows (a Frobenius ball) keeps the generic constraint split

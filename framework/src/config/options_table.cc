@@ -167,7 +167,7 @@ std::vector<SolverOption> make_table() {
       "only when F(X_k + Xt) <= H(Xt), and a refused one is taken again with tau doubled (summary.json: "
       "rejected_steps and the final curvature_scale). C is loose when many terms share a row of X, and "
       "there a smaller tau can save MM steps. 0: automatic, from 1; on the exact surrogate (coupled Xt-step, "
-      "auto's finish, or terms that do not split by rows) of a model without a constraint and without the "
+      "auto's finish, or terms that do not split by rows) of a model without a constraint split (X >= 0 on the dual coordinate step has none) and without the "
       "rank staircase (max_rank > 0), halved on trial after a step that needed under a "
       "quarter of it (the curvature measured along the step), the halving undone unless the next step gains "
       "as much per ADMM iteration as the last one did; never below 2^(refused steps) / 64; below 1 a step "
@@ -236,12 +236,12 @@ std::vector<SolverOption> make_table() {
       "admm.xt_step", SDPRL_MEMBER(admm.split),
       {choice("auto", SplitMode::kAuto,
               "the exact surrogate where its dual coordinate step applies (entry and distance terms, no "
-              "constraint; an A-term's and the distance terms' curvature through diagonal majorants: matrix "
-              "completion, NPKL, CMVU), its steps solved relative to their gain once small, "
+              "constraint or X >= 0; an A-term's and the distance terms' curvature through diagonal "
+              "majorants: matrix completion, NPKL, CMVU, SNMF), its steps solved relative to their gain once small, "
               "ending at a point whose distance from a fixed point is bracketed (summary.json: "
               "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa) and with max_rank; "
               "\"row-split\" "
-              "elsewhere (sparse PCA, SNMF), where the exact steps cost 10-500x the row-split ones "
+              "elsewhere (sparse PCA, general sparse terms), where the exact steps cost 10-500x the row-split ones "
               "(docs/method.md section 7.2)"),
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
@@ -283,7 +283,7 @@ std::vector<SolverOption> make_table() {
               "(cg where B is not diagonal)"),
        choice("dual-cd", CoupledStep::kDualCoordinate,
               "no ADMM: exact coordinate ascent on the surrogate's dual, one sweep over the terms per "
-              "iteration, no rho (entry terms with B diagonal and no constraint, and distance terms under "
+              "iteration, no rho (entry terms with B diagonal, no constraint or X >= 0, and distance terms under "
               "xt_step = \"auto\", whose B is diagonal; elsewhere linearized, whatever "
               "the blocks' size, where B is diagonal, else cg)")},
       "how the exact surrogate's Xt-step is solved (docs/method.md sections 3.4 and 3.9)"));

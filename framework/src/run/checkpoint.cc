@@ -30,8 +30,9 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // over-relaxed steps after its finishing step. Version 9: each trace row's curvature scale and rho
 // after its time. Version 10: the state's tau trial (reference, not before) after its tight flag, and
 // the summary's undone tau trials after its over-relaxed steps. Version 11: NPKL's auto runs hold
-// the exact surrogate's multipliers; version 12: CMVU's too (same fields, other meaning).
-constexpr std::uint32_t kVersion = 12;
+// the exact surrogate's multipliers; version 12: CMVU's too, version 13: SNMF's (same fields,
+// other meaning).
+constexpr std::uint32_t kVersion = 13;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).

@@ -10,6 +10,7 @@
 
 #include "mm/surrogate.h"
 #include "rows/row_blocks.h"
+#include "sdprl/constraint.h"
 #include "sdprl/error.h"
 
 namespace sdprl::xt_step {
@@ -340,68 +341,124 @@ void DualCoordinate::subspace_step(Matrix& M, bool parallel) const {
   for (Index p = 0; p < f; ++p) nu_[free_[static_cast<std::size_t>(p)]] += s * delta[p];
 }
 
+// One sweep over all terms in the schedule's rounds (nu in the terms' order in, nu_ in schedule
+// order out). (Member templates, not lambdas: clang's OpenMP cannot capture `this` in a parallel
+// region of a nested generic lambda.)
+template <int R, PairFamily F>
+void DualCoordinate::sweep(const Vector& nu, Matrix& M, bool parallel) const {
+  const Index m = static_cast<Index>(order_.size());
+  const Index rounds = static_cast<Index>(round_ptr_.size()) - 1;
+#pragma omp parallel if (parallel)
+  {
+#pragma omp for schedule(static)
+    for (Index q = 0; q < m; ++q) nu_[q] = nu[order_[static_cast<std::size_t>(q)]];
+    for (Index t = 0; t < rounds; ++t) {
+      // The buckets of a round share no row: any thread may take any of them, two at a time.
+      const Index first = round_ptr_[static_cast<std::size_t>(t)], count = round_ptr_[static_cast<std::size_t>(t) + 1] - first;
+#pragma omp for schedule(dynamic, 1)
+      for (Index k = 0; k < count; k += 2) {
+        if (k + 1 < count)
+          sweep_two_buckets<R, F>(first + k, first + k + 1, M);
+        else
+          sweep_bucket<R, F>(first + k, M);
+      }
+    }
+  }
+}
+
+template <int R, PairFamily F>
+void DualCoordinate::sums(const Matrix& D, double* terms, double* nu_b, bool parallel) const {
+  const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (Index k = 0; k < buckets; ++k) sums_bucket<R, F>(k, D, terms + k, nu_b + k);
+}
+
+void DualCoordinate::bound_step(Matrix& M, Matrix& mu, Matrix* D, bool parallel) const {
+  // Given nu, D(nu, mu) is separable in the rows of mu: row i maximises
+  //   <mu_i, x_i> - sigma(mu_i) - |M0_i + mu_i|^2 / (4 B_ii),   M0 = M - mu,
+  // the dual of projecting z_i = x_i - M0_i / (2 B_ii) onto the row's set, so mu_i = 2 B_ii (z_i - y_i)
+  // with y_i = proj(z_i) (in the polar cone for a cone: z - proj(z) is exact there), and the primal
+  // point D_i = y_i - x_i is feasible (docs/method.md section 3.9). A row with B_ii = 0 has D_i = 0.
+  const ConvexConstraint& K = *s_.model().constraint;
+  const Matrix& X = s_.center();
+  const Vector& B = s_.b_diagonal();
+  const Index n = X.rows(), r = X.cols();
+#pragma omp parallel if (parallel)
+  {
+    Matrix m0(1, r), z(1, r), y(1, r);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      if (!(inv_b_[i] > 0.0)) {
+        M.row(i) -= mu.row(i);
+        mu.row(i).setZero();
+        if (D) D->row(i).setZero();
+        continue;
+      }
+      m0 = M.row(i) - mu.row(i);
+      z = X.row(i) - (0.5 * inv_b_[i]) * m0;
+      y = z;
+      K.project(y);
+      mu.row(i) = (2.0 * B[i]) * (z - y);
+      M.row(i) = m0 + mu.row(i);
+      if (D) D->row(i) = y - X.row(i);
+    }
+  }
+}
+
 bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank(), m = lin.size();
   if (st.nu.size() != m) st.nu.setZero(m);
   // M = G + P*(nu), carried in st.Pnu from sweep to sweep, afresh after each prepare() or after
   // nu was changed by hand (adjoint_generation = 0).
+  const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
+  // A sweep has one barrier per round: below kParallelSweep the rounds are too short to share
+  // (the quickstart, m = 31k terms, rank 5: no faster on two threads; m = 152k: 1.7x).
+  const bool parallel = m * r > kParallelSweep && buckets > 1;
+  // Under a constraint M = G + P*(nu) + mu, with mu the best for nu (bound_step).
+  const bool constrained = s_.model().constraint != nullptr;
   if (st.adjoint_generation != token_ || st.Pnu.rows() != n || st.Pnu.cols() != r) {
     lin.apply_adjoint(st.nu, st.Pnu);
     st.Pnu += s_.G();
     st.adjoint_generation = token_;
+    if (constrained) {
+      st.mu.setZero(n, r);
+      bound_step(st.Pnu, st.mu, nullptr, parallel);
+    }
   }
   Matrix& M = st.Pnu;
-  const Index buckets = static_cast<Index>(bucket_ptr_.size()) - 1;
-  const Index rounds = static_cast<Index>(round_ptr_.size()) - 1;
-  // A sweep has one barrier per round: below kParallelSweep the rounds are too short to share
-  // (the quickstart, m = 31k terms, rank 5: no faster on two threads; m = 152k: 1.7x).
-  const bool parallel = m * r > kParallelSweep && buckets > 1;
   nu_.resize(m);
   const PairFamily family = lin_.family();
   detail::with_rank(r, [&](auto R) {
-    with_family(family, [&](auto Fam) {
-    constexpr int kR = decltype(R)::value;
-    constexpr PairFamily kF = decltype(Fam)::value;
-#pragma omp parallel if (parallel)
-    {
-#pragma omp for schedule(static)
-      for (Index q = 0; q < m; ++q) nu_[q] = st.nu[order_[static_cast<std::size_t>(q)]];
-      for (Index t = 0; t < rounds; ++t) {
-        // The buckets of a round share no row: any thread may take any of them, two at a time.
-        const Index first = round_ptr_[static_cast<std::size_t>(t)], count = round_ptr_[static_cast<std::size_t>(t) + 1] - first;
-#pragma omp for schedule(dynamic, 1)
-        for (Index k = 0; k < count; k += 2) {
-          if (k + 1 < count)
-            sweep_two_buckets<kR, kF>(first + k, first + k + 1, M);
-          else
-            sweep_bucket<kR, kF>(first + k, M);
-        }
-      }
-    }
-    });
+    with_family(family, [&](auto Fam) { sweep<decltype(R)::value, decltype(Fam)::value>(st.nu, M, parallel); });
   });
   // The subspace step after each sweep but an MM step's first: loose steps end after one sweep,
-  // and there the free set is not yet the optimum's.
-  if (options_.subspace_iterations > 0 && ++sweeps_ >= 2)
+  // and there the free set is not yet the optimum's. (Under a constraint each moves nu with mu
+  // held, and mu follows: block coordinate ascent, D never falls.)
+  if (constrained) bound_step(M, st.mu, nullptr, parallel);
+  if (options_.subspace_iterations > 0 && ++sweeps_ >= 2) {
     detail::with_rank(r, [&](auto R) {
       with_family(family, [&](auto Fam) { subspace_step<decltype(R)::value, decltype(Fam)::value>(M, parallel); });
     });
+    if (constrained) bound_step(M, st.mu, nullptr, parallel);
+  }
   // Back in the terms' order, each thread writing its own range of st.nu (a scatter through
   // order_ would have the threads write to the same cache lines).
 #pragma omp parallel for schedule(static) if (parallel)
   for (Index h = 0; h < m; ++h) st.nu[h] = nu_[position_[static_cast<std::size_t>(h)]];
-  // The primal point of nu and the gap.
-  st.D = -0.5 * (inv_b_.asDiagonal() * M);
+  // The primal point of nu and the gap: under a constraint the feasible point of the last mu, for
+  // which mu is the best (X_k + D in K exactly: rounding is monotone).
+  if (constrained) {
+    st.D.resize(n, r);
+    bound_step(M, st.mu, &st.D, parallel);
+  } else {
+    st.D = -0.5 * (inv_b_.asDiagonal() * M);
+  }
   st.step = st.D;
   std::vector<double> terms(static_cast<std::size_t>(buckets)), nu_b(static_cast<std::size_t>(buckets));
   detail::with_rank(r, [&](auto R) {
     with_family(family, [&](auto Fam) {
-      constexpr int kR = decltype(R)::value;
-      constexpr PairFamily kF = decltype(Fam)::value;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-      for (Index k = 0; k < buckets; ++k)
-        sums_bucket<kR, kF>(k, st.D, &terms[static_cast<std::size_t>(k)], &nu_b[static_cast<std::size_t>(k)]);
+      sums<decltype(R)::value, decltype(Fam)::value>(st.D, terms.data(), nu_b.data(), parallel);
     });
   });
   double term_sum = 0.0, nub = 0.0;
@@ -413,6 +470,7 @@ bool DualCoordinate::iterate_rows(AdmmState& st, double) {
   for (Index i = 0; i < n; ++i) quad += M.row(i).squaredNorm() * inv_b_[i];
   st.primal = s_.value_given_terms(st.D, term_sum);
   st.dual = s_.c() + nub - 0.25 * quad;
+  if (constrained) st.dual += st.mu.cwiseProduct(s_.center()).sum() - s_.model().constraint->support(st.mu);
   st.gap = st.primal - st.dual;
   return true;
 }

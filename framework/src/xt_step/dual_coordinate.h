@@ -1,6 +1,8 @@
 // Internal: the kDualCoordinate strategy (xt_step/xt_step.h). The exact surrogate of pair terms
-// (entry or distance terms in coupled mode, terms/coupled_pairs.h) with a diagonal B and no
-// constraint, minimised through its dual (mm/surrogate.h)
+// (entry or distance terms in coupled mode, terms/coupled_pairs.h) with a diagonal B, and no
+// constraint or one whose set is a product of one set per row (X >= 0: the multiplier mu of
+// X_k + D in K is then the best for nu in closed form, bound_step), minimised through its dual
+// (mm/surrogate.h)
 //
 //   max over |nu_h| <= 2 of  D(nu) = c + <nu, b> - (1/4) sum_i |M_i|^2 / B_ii,   M = G + P*(nu),
 //
@@ -57,6 +59,11 @@ class DualCoordinate final : public XtStep {
   void sweep_bucket(Index k, Matrix& M) const;
   template <int R, detail::PairFamily F>
   void sweep_two_buckets(Index k, Index l, Matrix& M) const;
+  // A whole sweep (nu in the terms' order, copied into nu_), and the sums below over every bucket.
+  template <int R, detail::PairFamily F>
+  void sweep(const Vector& nu, Matrix& M, bool parallel) const;
+  template <int R, detail::PairFamily F>
+  void sums(const Matrix& D, double* terms, double* nu_b, bool parallel) const;
   // sum_h |<D, P_h> + b_h| and <nu, b> over the terms of bucket k.
   template <int R, detail::PairFamily F>
   void sums_bucket(Index k, const Matrix& D, double* terms, double* nu_b) const;
@@ -70,6 +77,9 @@ class DualCoordinate final : public XtStep {
   void free_adjoint(const Vector& v, Matrix& U, bool parallel) const;
   template <int R, detail::PairFamily F>
   void free_forward(const Matrix& U, Vector& out, bool parallel) const;
+  // Under a constraint whose set is one per row (xt_step::make_xt_step): mu <- the best for the
+  // current nu, row by row, M following; D (if given) <- the feasible primal point.
+  void bound_step(Matrix& M, Matrix& mu, Matrix* D, bool parallel) const;
   int sweeps_ = 0;                             // since the last prepare()
   mutable std::vector<std::int32_t> free_;     // schedule positions of the free multipliers
   mutable std::vector<Index> free_ptr_;        // bucket offsets into free_

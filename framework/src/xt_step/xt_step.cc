@@ -347,9 +347,11 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     else
       step = std::make_unique<Exact<RowBlockInverse, Kind::kRowBlocks>>(s, options);
   } else if ((options.coupled_step == CoupledStep::kDualCoordinate || options.coupled_step == CoupledStep::kAuto) &&
-             !constrained && s.b_is_diagonal() && detail::coupled_pairs(lin) != nullptr) {
+             (!constrained || s.model().constraint->rows_independent()) && s.b_is_diagonal() &&
+             detail::coupled_pairs(lin) != nullptr) {
     // Pair terms on the exact surrogate: coordinate ascent on its dual, where it applies, before
-    // any ADMM (docs/method.md section 3.9: the quickstart's l1 finish 0.9 s against 3.2 s).
+    // any ADMM (docs/method.md section 3.9: the quickstart's l1 finish 0.9 s against 3.2 s), also
+    // under X >= 0 (a constraint of one set per row).
     step = std::make_unique<DualCoordinate>(s, options, *detail::coupled_pairs(lin));
   } else {
     // CG's preconditioner (AdmmOptions::preconditioner; a shared block is cheap anyway).
@@ -375,7 +377,9 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     else
       step = std::make_unique<Cg<RowBlockInverse, Kind::kCgBlocks>>(s, options);
   }
-  if (constrained) step = std::make_unique<Constrained>(s, options, std::move(step));
+  // (The coordinate step takes a row-wise constraint's multiplier itself, in closed form: no split.)
+  if (constrained && step->kind() != Kind::kDualCoordinate)
+    step = std::make_unique<Constrained>(s, options, std::move(step));
   return step;
 }
 
