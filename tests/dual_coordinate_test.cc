@@ -48,6 +48,45 @@ AdmmOptions coordinate_options() {
   return o;
 }
 
+// The linearised ADMM on the same H, run to a gap of 1e-8: the two minima agree, and each one's
+// dual bounds the other's primal value from below.
+void expect_linearized_minimum(const Surrogate& h, const AdmmState& st) {
+  const double scale = std::abs(h.center_objective());
+  AdmmOptions lo = coordinate_options();
+  lo.coupled_step = CoupledStep::kLinearized;
+  Admm linearized(h, 2.0, lo);
+  linearized.prepare();
+  ASSERT_TRUE(linearized.xt_step()->linearized());
+  AdmmState ls;
+  linearized.run(ls, 1e-8 * scale);
+  ASSERT_LE(ls.gap, 1e-8 * scale);
+  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
+  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
+  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+}
+
+// Three coordinate iterations of H on one thread and on two: the same nu, D and gap bit for bit,
+// and the parallel sweeps' values the surrogate's own, as the serial ones are.
+void expect_same_iterates_on_one_and_two_threads(const Surrogate& h) {
+  AdmmState states[2];
+  for (int threads = 1; threads <= 2; ++threads) {
+    set_threads(threads);
+    Admm admm(h, 2.0, coordinate_options());
+    admm.prepare();
+    ASSERT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate);
+    AdmmState& st = states[threads - 1];
+    admm.reset_if_needed(st);
+    for (int k = 0; k < 3; ++k) admm.iterate(st, 0.0);
+  }
+  set_threads(1);
+  const double scale = std::abs(h.center_objective());
+  EXPECT_NEAR(states[1].primal, h.value(states[1].D), 1e-10 * scale);
+  EXPECT_NEAR(states[1].dual, h.dual(states[1].nu), 1e-10 * scale);
+  EXPECT_TRUE(states[0].nu == states[1].nu);
+  EXPECT_TRUE(states[0].D == states[1].D);
+  EXPECT_EQ(states[0].gap, states[1].gap);
+}
+
 // Sweeps from a multiplier set by hand (any |nu| <= 2) to a gap of 1e-9 of H: every iterate's
 // primal value and dual are the surrogate's own (Surrogate::value, Surrogate::dual: so M is kept
 // right from sweep to sweep, and rebuilt after nu changed by hand), the gap never negative, the
@@ -104,19 +143,7 @@ TEST(DualCoordinate, MinimisesTheExactSurrogateOfEntryTerms) {
   EXPECT_NEAR(st.primal, plain_state.primal, 2e-9 * scale);
   EXPECT_LE(h.value(st.D), h.center_objective());  // H(D) <= H(0) = F(X_k)
 
-  // The linearised ADMM on the same H: the two minima agree, and each one's dual bounds the
-  // other's primal value from below.
-  AdmmOptions lo = coordinate_options();
-  lo.coupled_step = CoupledStep::kLinearized;
-  Admm linearized(h, 2.0, lo);
-  linearized.prepare();
-  ASSERT_TRUE(linearized.xt_step()->linearized());
-  AdmmState ls;
-  linearized.run(ls, 1e-8 * scale);
-  ASSERT_LE(ls.gap, 1e-8 * scale);
-  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
-  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
-  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+  expect_linearized_minimum(h, st);
 }
 
 // Distance terms (CMVU) with B's diagonal majorant of their Laplacian curvature (Surrogate's
@@ -145,17 +172,7 @@ TEST(DualCoordinate, MinimisesTheDiagonalSurrogateOfDistanceTerms) {
   const int sweeps = sweeps_to_tight_gap(h, admm, st);
   ASSERT_FALSE(HasFailure());
   std::printf("[ coordinate ] distance terms: gap 1e-9 of H after %d sweeps\n", sweeps);
-  AdmmOptions lo = coordinate_options();
-  lo.coupled_step = CoupledStep::kLinearized;
-  Admm linearized(h, 2.0, lo);
-  linearized.prepare();
-  ASSERT_TRUE(linearized.xt_step()->linearized());
-  AdmmState ls;
-  linearized.run(ls, 1e-8 * scale);
-  ASSERT_LE(ls.gap, 1e-8 * scale);
-  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
-  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
-  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+  expect_linearized_minimum(h, st);
 }
 
 // Under X >= 0 (symmetric NMF) the multiplier mu of X_k + D >= 0 is the best for nu in closed
@@ -199,17 +216,7 @@ TEST(DualCoordinate, MinimisesTheSurrogateUnderNonnegativity) {
   std::printf("[ coordinate ] X >= 0: gap 1e-9 of H after %d sweeps, %ld entries at the bound\n", sweeps,
               static_cast<long>(active));
   EXPECT_GT(active, 10);
-  AdmmOptions lo = coordinate_options();
-  lo.coupled_step = CoupledStep::kLinearized;
-  Admm linearized(h, 2.0, lo);
-  linearized.prepare();
-  ASSERT_TRUE(linearized.xt_step()->linearized());
-  AdmmState ls;
-  linearized.run(ls, 1e-8 * scale);
-  ASSERT_LE(ls.gap, 1e-8 * scale);
-  EXPECT_NEAR(st.primal, ls.primal, 2e-8 * scale);
-  EXPECT_LE(st.dual, ls.primal + 1e-12 * scale);
-  EXPECT_LE(ls.dual, st.primal + 1e-12 * scale);
+  expect_linearized_minimum(h, st);
 }
 
 // A row in no term, lambda = 0 and no A-term: B_ii = 0 there and M_i = 0, so its D_i is 0 (the
@@ -283,23 +290,7 @@ TEST(DualCoordinate, SameIteratesOnOneAndTwoThreads) {
   auto loss = load_loss("l1");
   Surrogate h(in.model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 5);
   h.update(in.X);
-  AdmmState states[2];
-  for (int threads = 1; threads <= 2; ++threads) {
-    set_threads(threads);
-    Admm admm(h, 2.0, coordinate_options());
-    admm.prepare();
-    AdmmState& st = states[threads - 1];
-    admm.reset_if_needed(st);
-    for (int k = 0; k < 3; ++k) admm.iterate(st, 0.0);
-  }
-  set_threads(1);
-  // The parallel sweeps' values are the surrogate's own, as the serial ones are.
-  const double scale = std::abs(h.center_objective());
-  EXPECT_NEAR(states[1].primal, h.value(states[1].D), 1e-10 * scale);
-  EXPECT_NEAR(states[1].dual, h.dual(states[1].nu), 1e-10 * scale);
-  EXPECT_TRUE(states[0].nu == states[1].nu);
-  EXPECT_TRUE(states[0].D == states[1].D);
-  EXPECT_EQ(states[0].gap, states[1].gap);
+  expect_same_iterates_on_one_and_two_threads(h);
 }
 
 // The same on distance terms, whose coordinate step writes rows i and j of M with opposite signs.
@@ -311,23 +302,7 @@ TEST(DualCoordinate, SameIteratesOnOneAndTwoThreadsOnDistanceTerms) {
   auto loss = load_loss("l1");
   Surrogate h(model, *loss, {1.0, 0.0}, SplitMode::kCoupled, 5, /*diagonal_b=*/true);
   h.update(X);
-  AdmmState states[2];
-  for (int threads = 1; threads <= 2; ++threads) {
-    set_threads(threads);
-    Admm admm(h, 2.0, coordinate_options());
-    admm.prepare();
-    ASSERT_EQ(admm.xt_step()->kind(), xt_step::Kind::kDualCoordinate);
-    AdmmState& st = states[threads - 1];
-    admm.reset_if_needed(st);
-    for (int k = 0; k < 3; ++k) admm.iterate(st, 0.0);
-  }
-  set_threads(1);
-  const double scale = std::abs(h.center_objective());
-  EXPECT_NEAR(states[1].primal, h.value(states[1].D), 1e-10 * scale);
-  EXPECT_NEAR(states[1].dual, h.dual(states[1].nu), 1e-10 * scale);
-  EXPECT_TRUE(states[0].nu == states[1].nu);
-  EXPECT_TRUE(states[0].D == states[1].D);
-  EXPECT_EQ(states[0].gap, states[1].gap);
+  expect_same_iterates_on_one_and_two_threads(h);
 }
 
 // A whole default MM run under X >= 0 (symmetric-NMF-like: a nonnegative start, l1): the default
