@@ -7,6 +7,8 @@
 #include <atomic>
 #include <memory>
 #include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "sdprl/config.h"
@@ -67,6 +69,25 @@ inline EntryData random_entries(Index n, Index m, std::uint64_t seed) {
     d.cols.push_back(j);
     d.targets[k] = V.row(i).dot(V.row(j)) + (k % 7 == 0 ? 8.0 * normal(rng) : 0.1 * normal(rng));
   }
+  return d;
+}
+
+// random_entries with each unordered pair kept once: (i, j) and (j, i) with different targets
+// would make Z_ij free between them at an l1 optimum (|z - t_1| + |z - t_2| is flat there), so Z
+// would not be unique.
+inline EntryData unique_pair_entries(Index n, Index m, std::uint64_t seed) {
+  const EntryData all = random_entries(n, m, seed);
+  EntryData d;
+  d.n = n;
+  std::set<std::pair<int, int>> seen;
+  std::vector<double> t;
+  for (std::size_t k = 0; k < all.rows.size(); ++k) {
+    if (!seen.insert(std::minmax(all.rows[k], all.cols[k])).second) continue;
+    d.rows.push_back(all.rows[k]);
+    d.cols.push_back(all.cols[k]);
+    t.push_back(all.targets[static_cast<Index>(k)]);
+  }
+  d.targets = Eigen::Map<Vector>(t.data(), static_cast<Index>(t.size()));
   return d;
 }
 

@@ -155,6 +155,10 @@ struct SolverOptions {
   // value kept while F keeps falling (Summary::overrelaxed_steps). MM's fixed points are those
   // of the plain MM map, and F still descends at every step.
   bool overrelax = true;
+  // The active-set polish of a convex (l1, no constraint) result that its certificate leaves short
+  // of optimal (docs/method.md section 7.6; Summary::polish): Newton's method on the KKT
+  // conditions of the terms the result fits exactly, kept when F and the certified gap fall.
+  bool polish = true;
   double time_limit = 0.0;           // seconds; 0 = none
   InitKind init = InitKind::kSpectral;
   double init_scale = 1.0;           // standard deviation of the Gaussian start
@@ -243,6 +247,20 @@ struct Certificate {
   SDPRL_API std::string brief() const;
 };
 
+// The active-set polish of a result of the convex (l1) problem (docs/method.md section 7.6):
+// Newton's method on the KKT conditions of the terms the result fits exactly, kept when it lowers
+// F and the certified gap.
+struct PolishReport {
+  bool tried = false;  // a linear loss, a certificate computed but not optimal, its relative gap <= 0.1
+  bool kept = false;   // its point replaced the MM result
+  int rounds = 0;        // guesses of the fitted set solved
+  int newton_steps = 0;  // over all rounds
+  long products = 0;     // products with the KKT matrix (MINRES iterations), within a budget
+  Index fitted = 0;      // terms fitted exactly at its point
+  double objective_before = std::numeric_limits<double>::quiet_NaN();  // F of the MM result
+  std::string note;      // why not tried or not kept
+};
+
 // One step of the rank staircase (SolverOptions::max_rank).
 struct RankRaise {
   int mm_iteration = 0;     // the converged MM step after which the columns were added
@@ -282,6 +300,7 @@ struct Summary {
   int finishing_step = 0;  // admm.split kAuto, kExactFinish: the first MM step on the exact surrogate (0: none)
   Certificate certificate;  // at the end of an MM run (docs/method.md section 7.3)
   std::vector<RankRaise> rank_raises;  // the rank staircase's steps; `rank` is the final rank
+  PolishReport polish;  // at the end of an MM run with a linear loss
   double initial_objective = 0.0;
   double final_objective = 0.0;
   double init_time = 0.0;    // seconds spent in the initialisation

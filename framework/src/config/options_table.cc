@@ -136,7 +136,8 @@ std::vector<SolverOption> make_table() {
                             "stop when |F_k - F_{k+1}| / max(|F_k|, 1e-12 |F_0|) is below this ..."));
   t.push_back(number_option(
       "stationarity_tolerance", SDPRL_MEMBER(stationarity_tolerance), NumberRule::non_negative(),
-      "xt_step = \"exact-finish\" (auto's choice for sdpa models and with max_rank): on the exact surrogate the run ends only "
+      "xt_step = \"exact-finish\" (auto's choice for sdpa models, with max_rank and for l1 without a constraint where the "
+      "dual coordinate step does not apply): on the exact surrogate the run ends only "
       "when the ADMM's dual also proves that "
       "no exact MM step from X lowers the surrogate by more than this times the size of F's parts "
       "(summary.json: stationarity); 0 = small steps alone"));
@@ -197,6 +198,12 @@ std::vector<SolverOption> make_table() {
       "on the exact surrogate (admm.xt_step = \"auto\" where it runs it, \"exact-finish\" once it has switched, or "
       "\"coupled\"), lengthen each accepted MM step X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
       "(summary.json: overrelaxed_steps; docs/method.md section 7.5). No effect under a constraint"));
+  t.push_back(boolean_option(
+      "polish", SDPRL_MEMBER(polish),
+      "for a linear loss (l1) without a constraint, a result whose certificate is not optimal but within 0.1 of "
+      "it is polished: Newton's method (MINRES on its KKT systems, within a work budget) on the terms it fits "
+      "exactly, the guess corrected where the KKT point contradicts it; the point is kept when F and the "
+      "certified gap are lower there (summary.json: polish; docs/method.md section 7.6)"));
   t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
                              "first solve the convex l1 problem from the start above, then start the chosen "
                              "loss from its solution"));
@@ -239,9 +246,10 @@ std::vector<SolverOption> make_table() {
               "constraint or X >= 0; an A-term's and the distance terms' curvature through diagonal "
               "majorants: matrix completion, NPKL, CMVU, SNMF), its steps solved relative to their gain once small, "
               "ending at a point whose distance from a fixed point is bracketed (summary.json: "
-              "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa) and with max_rank; "
-              "\"row-split\" "
-              "elsewhere (sparse PCA, general sparse terms), where the exact steps cost 10-500x the row-split ones "
+              "stationarity); \"exact-finish\" for models whose terms are constraints (sdpa), with max_rank and "
+              "for a linear loss (l1) without a constraint (a convex problem, which the certificate and the "
+              "polish then close); \"row-split\" "
+              "elsewhere (sparse PCA, general sparse terms under a concave loss), where the exact steps cost 10-500x the row-split ones "
               "(docs/method.md section 7.2)"),
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "

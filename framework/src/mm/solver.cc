@@ -104,6 +104,7 @@ std::string Summary::brief_report() const {
   }
   if (!rank_raises.empty()) os << ", rank " << rank_raises.front().from << " -> " << rank;
   if (certificate.computed) os << ", " << certificate.brief();
+  if (polish.kept) os << " after a polish (" << polish.newton_steps << " Newton steps)";
   if (rejected_steps > 0)
     os << ", " << rejected_steps << " steps refused (curvature scale now " << fmt("%g", curvature_scale) << ")";
   if (undone_tau_trials > 0) os << ", " << undone_tau_trials << " halvings of tau undone";

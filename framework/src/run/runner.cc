@@ -253,6 +253,15 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                                                  {"trace_bound", number(c.trace_bound)},
                                                  {"note", c.note}}
                                 : nlohmann::json{{"computed", false}, {"note", c.note}};
+  const PolishReport& p = s.polish;
+  j["polish"] = {{"tried", p.tried},
+                 {"kept", p.kept},
+                 {"rounds", p.rounds},
+                 {"newton_steps", p.newton_steps},
+                 {"products", p.products},
+                 {"fitted_terms", p.fitted},
+                 {"objective_before", number(p.objective_before)},
+                 {"note", p.note}};
   nlohmann::json raises = nlohmann::json::array();
   for (const RankRaise& step : s.rank_raises)
     raises.push_back({{"mm_iteration", step.mm_iteration},

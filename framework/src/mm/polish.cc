@@ -1,0 +1,243 @@
+// The active-set polish of an l1 result (mm/polish.h; docs/method.md section 7.6).
+#include "mm/polish.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "linalg/minres.h"
+#include "mm/certificate.h"
+
+namespace sdprl::mm {
+namespace {
+
+// A multiplier strictly inside its box marks a term the optimum fits (complementarity).
+constexpr double kInsideBox = 1e-9;
+// Newton steps per guess of E, and how many without a new best KKT residual end it.
+constexpr int kNewtonSteps = 40;
+constexpr int kPatience = 8;
+// A KKT residual at rounding level (relative to F), where a round ends.
+constexpr double kKktFloor = 1e-13;
+constexpr double kMinresTolerance = 1e-10;
+// The guess's slack: a multiplier this far (relative) outside its box, a residual this far
+// (relative to max(1, |t|)) on the wrong side of 0, contradict it.
+constexpr double kBoxSlack = 1e-8;
+constexpr double kSignSlack = 1e-12;
+// The work budget: KKT products, at most kTermVisits term visits' worth and at least kMinProducts.
+// (tests/sdpa_global_test's instances take 300-15000 products of at most 400 term visits; a
+// budget in work, not seconds, keeps the result the same on every machine.)
+constexpr double kTermVisits = 3e7;
+constexpr long kMinProducts = 200;
+// Guesses of E, at most.
+constexpr int kRounds = 8;
+
+// The KKT operator of one guess (E, s) at the iterate X: products with S(y), B and B^T.
+class Kkt {
+ public:
+  Kkt(const Model& model, const RegularizationWeights& weights, const std::vector<Index>& fitted)
+      : model_(model), terms_(*model.terms), weights_(weights), fitted_(fitted),
+        has_a_(model.quadratic && weights.gamma != 0.0) {}
+
+  // out = S(y) V.
+  void apply_s(const Vector& y, const Matrix& V, Matrix& out) const {
+    terms_.apply_adjoint_sym(y, V, out);
+    if (has_a_) {
+      model_.quadratic->apply(V, a_scratch_);
+      out += 0.5 * weights_.gamma * a_scratch_;
+    }
+    out += 0.5 * weights_.lambda * V;
+  }
+  // out_E = <sym(Q_tau) X, D> for tau in E, by polarisation: <X+sD, Q(X+sD)> - <X-sD, Q(X-sD)> =
+  // 4 s <sym(Q) X, D>, with s = |X| / |D| so that both points are of X's size (no cancellation
+  // beyond X's own rounding).
+  void apply_b(const Matrix& X, const Matrix& D, Vector& out) const {
+    out.setZero(static_cast<Index>(fitted_.size()));
+    const double d = D.stableNorm();
+    if (d == 0.0) return;
+    const double s = std::max(X.stableNorm(), 1e-300) / d;
+    terms_.evaluate(X + s * D, plus_);
+    terms_.evaluate(X - s * D, minus_);
+    for (std::size_t k = 0; k < fitted_.size(); ++k)
+      out[static_cast<Index>(k)] = (plus_[fitted_[k]] - minus_[fitted_[k]]) / (4.0 * s);
+  }
+  // out = sum_{tau in E} e_tau sym(Q_tau) X.
+  void apply_bt(const Matrix& X, const Vector& e, Matrix& out) const {
+    full_.setZero(terms_.size());
+    for (std::size_t k = 0; k < fitted_.size(); ++k) full_[fitted_[k]] = e[static_cast<Index>(k)];
+    terms_.apply_adjoint_sym(full_, X, out);
+  }
+
+ private:
+  const Model& model_;
+  const ConstraintSet& terms_;
+  const RegularizationWeights& weights_;
+  const std::vector<Index>& fitted_;
+  const bool has_a_;
+  mutable Matrix a_scratch_;
+  mutable Vector plus_, minus_, full_;
+};
+
+struct Residuals {
+  Matrix SX;     // S(y) X
+  Vector r;      // all m residuals
+  double norm = 0.0;  // sqrt(|S X|^2 + |r_E / 2|^2)
+};
+
+}  // namespace
+
+Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
+                const Vector& multipliers, double objective) {
+  Polished out;
+  PolishReport& report = out.report;
+  report.tried = true;
+  report.objective_before = objective;
+  const ConstraintSet& terms = *model.terms;
+  const Index m = terms.size(), n = X0.rows(), r = X0.cols(), size_x = n * r;
+  if (multipliers.size() != m || !(w > 0.0)) {
+    report.note = "no multipliers";
+    return out;
+  }
+  // A product visits every term about four times (two evaluate(), two apply_adjoint_sym()).
+  const long budget = std::max<long>(kMinProducts, static_cast<long>(kTermVisits / (4.0 * m + size_x)));
+  Vector values;
+  terms.evaluate(X0, values);
+  const Vector res = values - terms.targets();
+
+  // The first guess: E = the terms whose multiplier is inside its box; elsewhere the sign of the
+  // residual (of the multiplier where the residual is 0).
+  std::vector<char> in_e(static_cast<std::size_t>(m), 0);
+  Vector y(m);
+  for (Index h = 0; h < m; ++h) {
+    const double u = std::clamp(multipliers[h], -1.0, 1.0);
+    in_e[h] = std::abs(u) < 1.0 - kInsideBox;
+    y[h] = in_e[h] ? w * u : w * (res[h] != 0.0 ? (res[h] > 0.0 ? 1.0 : -1.0) : (u >= 0.0 ? 1.0 : -1.0));
+  }
+
+  // Newton runs on X / sigma, sigma = |X|: F(sigma X) is sigma^2 times the same problem with the
+  // targets t / sigma^2 and the same multipliers, so every block of the KKT system is of order 1
+  // whatever the data's scale (CMVU's distances near 1e100 made B 1e100 times S, and MINRES stalled).
+  const double sigma = X0.stableNorm();
+  if (!(sigma > 0.0) || !std::isfinite(sigma)) {
+    report.note = "X is 0 or not finite";
+    return out;
+  }
+  const Vector targets = terms.targets() / (sigma * sigma);
+  Matrix X = X0 / sigma;
+  const double floor = kKktFloor * std::max(1.0, std::abs(objective) / (sigma * sigma));
+  Residuals now;
+  for (int round = 0; round < kRounds && report.products < budget; ++round) {
+    ++report.rounds;
+    std::vector<Index> fitted;
+    for (Index h = 0; h < m; ++h)
+      if (in_e[h]) fitted.push_back(h);
+    const Index k = static_cast<Index>(fitted.size());
+    report.fitted = k;
+    const Kkt kkt(model, weights, fitted);
+    Vector fit;
+    const auto residuals = [&](const Matrix& Xc, const Vector& yc, Residuals& rs) {
+      kkt.apply_s(yc, Xc, rs.SX);
+      terms.evaluate(Xc, rs.r);
+      rs.r -= targets;
+      fit.resize(k);
+      for (Index q = 0; q < k; ++q) fit[q] = 0.5 * rs.r[fitted[q]];
+      // Stable norms: on data near 1e100 the residuals are near 1e200 and their squares overflow.
+      rs.norm = std::hypot(rs.SX.stableNorm(), fit.stableNorm());
+    };
+    const auto solve = [&](const auto& apply, const Vector& rhs, Vector& x, Index size) {
+      double unused = 0.0;
+      const long cap = std::min<long>(budget - report.products, 4 * static_cast<long>(size) + 200);
+      report.products += linalg::minres(apply, rhs, x, kMinresTolerance, std::max(cap, 1L), &unused);
+    };
+    // y_E from least squares at X, min |S(y) X| (B B^T y_E = -B S_N X): the run's multipliers are
+    // those of a loosely solved last step.
+    if (k > 0) {
+      Vector y_n = y, rhs, y_e;
+      for (const Index h : fitted) y_n[h] = 0.0;
+      Matrix SNX, BtE;
+      kkt.apply_s(y_n, X, SNX);
+      kkt.apply_b(X, SNX, rhs);
+      solve(
+          [&](const Vector& v, Vector& o) {
+            kkt.apply_bt(X, v, BtE);
+            kkt.apply_b(X, BtE, o);
+          },
+          Vector(-rhs), y_e, k);
+      for (Index q = 0; q < k; ++q) y[fitted[q]] = y_e[q];
+    }
+    residuals(X, y, now);
+
+    // Full Newton steps: the KKT residual need not fall at every one (where the solution is
+    // degenerate it rose and fell by turns on tests/sdpa_global_test's completion n = 25 and still
+    // reached 1e-15 from MM's default stop, where halving the steps that raised it stalled at
+    // 1e-5). The best iterate is kept; a round ends at rounding level or after kPatience steps
+    // without a new best.
+    Matrix best_X = X, D, SD, BtE;
+    Vector best_y = y, b(size_x + k), d, BD;
+    Residuals best = now;
+    double delta = 0.0;
+    // [S(y) + delta I, B^T; B, -delta I]: Levenberg-Marquardt's regularisation, delta = the KKT
+    // residual, keeps the system nonsingular where the solutions are not isolated (rotations of X,
+    // columns that vanish) and vanishes at a solution, so that convergence stays superlinear.
+    const auto apply = [&](const Vector& v, Vector& o) {
+      o.resize(size_x + k);
+      D = Eigen::Map<const Matrix>(v.data(), n, r);
+      kkt.apply_s(y, D, SD);
+      kkt.apply_bt(X, v.tail(k), BtE);
+      Eigen::Map<Matrix>(o.data(), n, r) = SD + BtE + delta * D;
+      kkt.apply_b(X, D, BD);
+      o.tail(k) = BD - delta * v.tail(k);
+    };
+    for (int step = 1, best_step = 0; step <= kNewtonSteps && best.norm > floor && step - best_step <= kPatience &&
+                                      report.products < budget;
+         ++step) {
+      delta = now.norm;
+      Eigen::Map<Matrix>(b.data(), n, r) = -now.SX;
+      for (Index q = 0; q < k; ++q) b[size_x + q] = -0.5 * now.r[fitted[q]];
+      solve(apply, b, d, size_x + k);
+      X += Eigen::Map<const Matrix>(d.data(), n, r);
+      for (Index q = 0; q < k; ++q) y[fitted[q]] += d[size_x + q];
+      residuals(X, y, now);
+      ++report.newton_steps;
+      if (!std::isfinite(now.norm)) break;
+      if (now.norm < best.norm) {
+        best_X = X;
+        best_y = y;
+        best = now;
+        best_step = step;
+      }
+    }
+    X = std::move(best_X);
+    y = std::move(best_y);
+    now = std::move(best);
+
+    // Correct the guess where the KKT point contradicts it.
+    bool changed = false;
+    for (Index h = 0; h < m; ++h) {
+      if (in_e[h] && std::abs(y[h]) > w * (1.0 + kBoxSlack)) {
+        in_e[h] = 0;  // a multiplier outside its box: the term gains by leaving its fit, on y's side
+        y[h] = y[h] > 0.0 ? w : -w;
+        changed = true;
+      } else if (!in_e[h] && y[h] * now.r[h] < 0.0 &&
+                 std::abs(now.r[h]) > kSignSlack * std::max(1.0, std::abs(targets[h]))) {
+        in_e[h] = 1;  // a residual that changed sign: the term is fitted (y starts at its old sign)
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  X *= sigma;
+  terms.evaluate(X, values);
+  const double f = w * (values - terms.targets()).cwiseAbs().sum() + regularizer_value(model, weights, X);
+  if (!(f <= objective)) {
+    report.note = "its point has a higher F (" + std::to_string(f) + ")";
+    return out;
+  }
+  out.improved = true;
+  out.X = std::move(X);
+  out.objective = f;
+  out.multipliers = (y / w).cwiseMax(-1.0).cwiseMin(1.0);
+  return out;
+}
+
+}  // namespace sdprl::mm

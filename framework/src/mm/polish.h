@@ -1,0 +1,41 @@
+// Internal (not installed): the active-set polish of a result of the convex l1 problem
+// (docs/method.md section 7.6), as OSQP polishes an ADMM's answer.
+//
+// MM on the factored l1 problem converges sublinearly where the optimum fits many terms exactly
+// (tests/sdpa_global_test: 1e-4 of the optimum after 500 MM steps, 1e-6 after 2000). Near the end
+// the run knows which terms the optimum fits: E, those with a multiplier inside its box (or a zero
+// residual), and the signs s of the others. With E and s fixed the problem is smooth:
+//   min_X  <S_N, X X^T>   subject to  <Q_tau, X X^T> = t_tau  (tau in E),
+//   S_N = sum_{tau not in E} w s_tau sym(Q_tau) + (gamma/2) A + (lambda/2) I,
+// and Newton's method on its KKT conditions, S(y) X = 0 and r_E = 0 with
+// S(y) = S_N + sum_{tau in E} y_tau sym(Q_tau), converges quadratically from MM's point:
+//   [ S(y)  B^T ] [dX ]     [ S(y) X ]
+//   [ B     0   ] [dy ]  = -[ r_E / 2 ],     B dX = (<sym(Q_tau) X, dX>)_{tau in E},
+// solved matrix-free by MINRES (S(y)'s products are ConstraintSet::apply_adjoint_sym's, B's are two
+// evaluate() calls by polarisation; nothing n x n). A guess of E that the KKT point contradicts (a
+// multiplier outside its box, a residual outside E that changed sign) is corrected and solved
+// again, as a primal-dual active-set method does. The polished point is kept only when F is no
+// higher there; its y then certifies it (mm/certificate.h).
+#pragma once
+
+#include <string>
+
+#include "sdprl/model.h"
+#include "sdprl/solver.h"
+
+namespace sdprl::mm {
+
+struct Polished {
+  bool improved = false;  // X and multipliers below are a point with F no higher than the input's
+  Matrix X;
+  Vector multipliers;  // y_tau / w in [-1, 1], as certify() takes them
+  double objective = 0.0;
+  PolishReport report;  // `kept` is the caller's to set
+};
+
+// w: the l1 loss's slope phi'(0) (the loss is w |r|). multipliers: y_tau / w of the run's exact
+// surrogate (length m). objective: F(X).
+Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
+                const Vector& multipliers, double objective);
+
+}  // namespace sdprl::mm
