@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -142,7 +143,7 @@ TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
 // SDPLIB 1.2's problems in tests/data/sdplib (ten of them, with their optimal values and licence
 // note in its README.md), through the program with only `type` and `file` set unless a test says
 // otherwise: what the sdpa application does with the field's test set today. Solving all ten at
-// the defaults is open work (several SDP blocks, a penalty found by the solver).
+// the defaults is open work (three end certified optimal: mcp124-1, mcp250-1, theta1).
 const fs::path kSdplib = fs::path(SDPRL_TEST_DATA_DIR) / "sdplib";
 
 Result run_sdplib(const TempDir& dir, const std::string& problem, const std::vector<std::string>& sets = {}) {
@@ -280,6 +281,34 @@ TEST(SdpaCli, SdplibMaxCutReachesItsOptimumWithAnExactPenalty) {
               value_of(r.out, "mm_iterations"));
   EXPECT_NEAR(value_of(r.out, "sdp_objective"), optimum, 5e-4 * optimum);
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
+}
+
+// At the defaults (only type and file) the max-cut and theta problems end certified optimal: the
+// penalty path's last result is polished (docs/method.md section 7.6) to a KKT point whose
+// multipliers are inside their box and whose S(y) is PSD, so that gap, dual and primal
+// infeasibility all fall to rounding (before the polish: errors 1e-4 to 3e-4, dual infeasibility
+// 8e-4 to 1.3e-3, never optimal). Without it the same runs are not optimal.
+TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
+  TempDir dir;
+  for (const auto& [problem, optimum] : {std::pair<std::string, double>{"mcp124-1", 141.9905}, {"theta1", 23.0}}) {
+    const Result r = run_sdplib(dir, problem);
+    ASSERT_EQ(r.code, 0) << problem << r.out << r.err;
+    // tr(F_0 Z) at full precision: the constrained problem's objective is its negative (stdout
+    // rounds to 6 digits).
+    const double f = -std::stod(constrained_field(dir.path() / problem, "objective"));
+    std::printf("[ sdplib  ] %s at the defaults: tr(F_0 Z) %.10f (SDPLIB %.4f), max_violation %.2e\n",
+                problem.c_str(), f, optimum, value_of(r.out, "max_violation"));
+    // SDPLIB's optima are given to 4 decimals (141.9905 is 141.99047710 to 1e-8, SDPA's value).
+    EXPECT_NEAR(f, optimum, 5e-5) << problem;
+    EXPECT_LT(value_of(r.out, "max_violation"), 1e-9) << problem;
+    EXPECT_EQ(constrained_field(dir.path() / problem, "optimal"), "true") << problem;
+    EXPECT_LT(std::abs(std::stod(constrained_field(dir.path() / problem, "relative_gap"))), 1e-9) << problem;
+    EXPECT_LT(std::stod(constrained_field(dir.path() / problem, "dual_infeasibility")), 1e-9) << problem;
+  }
+  const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false"});
+  ASSERT_EQ(off.code, 0) << off.out << off.err;
+  EXPECT_EQ(constrained_field(dir.path() / "mcp124-1", "optimal"), "false");
+  EXPECT_GT(std::abs(-std::stod(constrained_field(dir.path() / "mcp124-1", "objective")) - 141.9905), 1e-2);
 }
 
 TEST(SdpaCli, MalformedFileExitsWithItsLine) {

@@ -252,6 +252,7 @@ struct Certificate {
 // F and the certified gap.
 struct PolishReport {
   bool tried = false;  // a linear loss, a certificate computed but not optimal, its relative gap <= 0.1
+                       // (any gap where the certificate has no bound: the sdpa models)
   bool kept = false;   // its point replaced the MM result
   int rounds = 0;        // guesses of the fitted set solved
   int newton_steps = 0;  // over all rounds

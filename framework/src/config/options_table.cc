@@ -201,9 +201,9 @@ std::vector<SolverOption> make_table() {
   t.push_back(boolean_option(
       "polish", SDPRL_MEMBER(polish),
       "for a linear loss (l1) without a constraint, a result whose certificate is not optimal but within 0.1 of "
-      "it is polished: Newton's method (MINRES on its KKT systems, within a work budget) on the terms it fits "
+      "it (or has no bound, as on sdpa models) is polished: Newton's method (MINRES on its KKT systems, within a work budget) on the terms it fits "
       "exactly, the guess corrected where the KKT point contradicts it; the point is kept when F and the "
-      "certified gap are lower there (summary.json: polish; docs/method.md section 7.6)"));
+      "certified gap (without a bound: -lambda_min(S)) are lower there (summary.json: polish; docs/method.md section 7.6)"));
   t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
                              "first solve the convex l1 problem from the start above, then start the chosen "
                              "loss from its solution"));

@@ -941,16 +941,21 @@ class MmLoop {
       report.note = c.computed ? "certified without it" : "no certificate";
       return;
     }
-    if (!(c.relative_gap <= kPolishGap)) {
+    // Without a bound on tr Z (lambda = 0 and an indefinite A: the sdpa models) a negative
+    // lambda_min(S) leaves no lower bound; there the polish is judged by lambda_min(S) itself, the
+    // dual infeasibility (section 9).
+    const bool bounded = std::isfinite(c.lower_bound);
+    if (bounded && !(c.relative_gap <= kPolishGap)) {
       report.note = "the certified gap is above " + fmt("%g", kPolishGap);
       return;
     }
-    Polished p = polish(model_, loss_.derivative(0.0), surrogate_->weights_used(), X_, multipliers, c.value);
+    Polished p = polish(model_, loss_.derivative(0.0), surrogate_->weights_used(), X_, multipliers, c.value,
+                        summary_.admm_iterations);
     report = p.report;
     if (!p.improved) return;
     const Certificate polished = certify(model_, loss_, surrogate_->weights_used(), p.X, p.multipliers);
-    if (!polished.computed || !(polished.gap < c.gap)) {
-      report.note = "its certified gap is no smaller";
+    if (!polished.computed || !(bounded ? polished.gap < c.gap : polished.lambda_min > c.lambda_min)) {
+      report.note = bounded ? "its certified gap is no smaller" : "its lambda_min(S) is no larger";
       return;
     }
     report.kept = true;

@@ -24,10 +24,12 @@ constexpr double kMinresTolerance = 1e-10;
 // (relative to max(1, |t|)) on the wrong side of 0, contradict it.
 constexpr double kBoxSlack = 1e-8;
 constexpr double kSignSlack = 1e-12;
-// The work budget: KKT products, at most kTermVisits term visits' worth and at least kMinProducts.
-// (tests/sdpa_global_test's instances take 300-15000 products of at most 400 term visits; a
-// budget in work, not seconds, keeps the result the same on every machine.)
-constexpr double kTermVisits = 3e7;
+// The work budget, in term visits (a KKT product visits each term about four times, and each of
+// the n r unknowns once): the MM run's own (four a term per ADMM iteration), so that a polish at
+// most about doubles a run, and at least kTermVisits, at least kMinProducts products. In work, not
+// seconds, so that the result is the same on every machine. (tests/sdpa_global_test's instances
+// take 120-14326 products of at most 400 visits; SDPLIB's mcp250-1 10130 of 6500.)
+constexpr double kTermVisits = 1e8;
 constexpr long kMinProducts = 200;
 // Guesses of E, at most.
 constexpr int kRounds = 8;
@@ -87,7 +89,7 @@ struct Residuals {
 }  // namespace
 
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
-                const Vector& multipliers, double objective) {
+                const Vector& multipliers, double objective, long admm_iterations) {
   Polished out;
   PolishReport& report = out.report;
   report.tried = true;
@@ -98,8 +100,8 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
     report.note = "no multipliers";
     return out;
   }
-  // A product visits every term about four times (two evaluate(), two apply_adjoint_sym()).
-  const long budget = std::max<long>(kMinProducts, static_cast<long>(kTermVisits / (4.0 * m + size_x)));
+  const double visits = std::max(kTermVisits, 4.0 * static_cast<double>(m) * static_cast<double>(admm_iterations));
+  const long budget = std::max<long>(kMinProducts, static_cast<long>(visits / (4.0 * m + size_x)));
   Vector values;
   terms.evaluate(X0, values);
   const Vector res = values - terms.targets();

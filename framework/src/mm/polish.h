@@ -34,8 +34,8 @@ struct Polished {
 };
 
 // w: the l1 loss's slope phi'(0) (the loss is w |r|). multipliers: y_tau / w of the run's exact
-// surrogate (length m). objective: F(X).
+// surrogate (length m). objective: F(X). admm_iterations: the run's, which set the work budget.
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
-                const Vector& multipliers, double objective);
+                const Vector& multipliers, double objective, long admm_iterations);
 
 }  // namespace sdprl::mm
