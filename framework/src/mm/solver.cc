@@ -250,6 +250,7 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
     warm.l1_warm_start = false;
     warm.init = InitKind::kGiven;
     warm.type = SolverType::kMm;
+    warm.polish = false;  // a start needs no certificate: the chosen loss moves on from it
     const Summary ws = detail::solve(model, l1, weights, warm, X, paths);
     if (!ws.usable()) return ws;
     warm_iterations = ws.mm_iterations;
