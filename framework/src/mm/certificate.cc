@@ -23,6 +23,16 @@ bool linear_loss(const Loss& loss) {
   return true;
 }
 
+void apply_dual_operator(const Model& model, const RegularizationWeights& weights, const Vector& y, const Matrix& V,
+                         Matrix& out, Matrix& scratch) {
+  model.terms->apply_adjoint_sym(y, V, out);
+  if (model.quadratic && weights.gamma != 0.0) {
+    model.quadratic->apply(V, scratch);
+    out += 0.5 * weights.gamma * scratch;
+  }
+  out += 0.5 * weights.lambda * V;
+}
+
 double regularizer_value(const Model& model, const RegularizationWeights& weights, const Matrix& X) {
   double f = 0.5 * weights.lambda * X.squaredNorm();
   if (model.quadratic && weights.gamma != 0.0) {
@@ -84,14 +94,9 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   const bool has_a = model.quadratic && weights.gamma != 0.0;
   c.value = w.cwiseProduct(r.cwiseAbs()).sum() + regularizer_value(model, weights, X);
 
+  Matrix scratch;
   const linalg::SymmetricOperator S = [&](const Matrix& v, Matrix& out) {
-    terms.apply_adjoint_sym(y, v, out);
-    if (has_a) {
-      Matrix Av;
-      model.quadratic->apply(v, Av);
-      out += 0.5 * weights.gamma * Av;
-    }
-    out += 0.5 * weights.lambda * v;
+    apply_dual_operator(model, weights, y, v, out, scratch);
   };
   Eigen::VectorXd eigenvalues;
   Eigen::MatrixXd eigenvectors;

@@ -37,6 +37,11 @@ struct Descent {
   Vector weights;    // w_tau = phi'(|r_tau|) there
 };
 
+// out = S(y) V = sum_tau y_tau sym(Q_tau) V + (gamma/2) A V + (lambda/2) V, the certificate's
+// operator (and the Hessian of the polish's Lagrangian, mm/polish.h); `scratch` holds A V.
+void apply_dual_operator(const Model& model, const RegularizationWeights& weights, const Vector& y, const Matrix& V,
+                         Matrix& out, Matrix& scratch);
+
 // F's parts outside the loss terms, (gamma/2) <X, A X> + (lambda/2) ||X||^2 (also for one column
 // v in place of X: the c of a new column's step).
 double regularizer_value(const Model& model, const RegularizationWeights& weights, const Matrix& X);

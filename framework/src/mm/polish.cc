@@ -38,17 +38,11 @@ constexpr int kRounds = 8;
 class Kkt {
  public:
   Kkt(const Model& model, const RegularizationWeights& weights, const std::vector<Index>& fitted)
-      : model_(model), terms_(*model.terms), weights_(weights), fitted_(fitted),
-        has_a_(model.quadratic && weights.gamma != 0.0) {}
+      : model_(model), terms_(*model.terms), weights_(weights), fitted_(fitted) {}
 
   // out = S(y) V.
   void apply_s(const Vector& y, const Matrix& V, Matrix& out) const {
-    terms_.apply_adjoint_sym(y, V, out);
-    if (has_a_) {
-      model_.quadratic->apply(V, a_scratch_);
-      out += 0.5 * weights_.gamma * a_scratch_;
-    }
-    out += 0.5 * weights_.lambda * V;
+    apply_dual_operator(model_, weights_, y, V, out, a_scratch_);
   }
   // out_E = <sym(Q_tau) X, D> for tau in E, by polarisation: <X+sD, Q(X+sD)> - <X-sD, Q(X-sD)> =
   // 4 s <sym(Q) X, D>, with s = |X| / |D| so that both points are of X's size (no cancellation
@@ -75,7 +69,6 @@ class Kkt {
   const ConstraintSet& terms_;
   const RegularizationWeights& weights_;
   const std::vector<Index>& fitted_;
-  const bool has_a_;
   mutable Matrix a_scratch_;
   mutable Vector plus_, minus_, full_;
 };
