@@ -276,7 +276,7 @@ TEST_F(BadInputTest, UnknownKey) {
 
 TEST_F(BadInputTest, WrongType) {
   const fs::path file = model(file_model("", "l1", "rank = \"two\"\n"));
-  expect_refused(run(file), located(file, 9), {"solver.rank: expected an integer >= 1, got a string"});
+  expect_refused(run(file), located(file, 9), {"solver.rank: expected an integer >= 1 or \"auto\", got \"two\""});
 }
 
 TEST_F(BadInputTest, NegativeLambda) {

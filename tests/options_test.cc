@@ -128,6 +128,24 @@ TEST(OptionsTable, TomlMessagesNameTheKeyAndTheRule) {
   }
 }
 
+// rank takes "auto" (kAutoRank) besides an integer; any other string is refused where it stands.
+TEST(OptionsTable, RankTakesAuto) {
+  EXPECT_EQ(read("[solver]\nrank = \"auto\"\n").rank, kAutoRank);
+  EXPECT_EQ(read("[solver]\nrank = 7\n").rank, 7);
+  SolverOptions o;
+  o.rank = kAutoRank;
+  EXPECT_TRUE(o.is_valid(nullptr));
+  o.rank = -2;
+  EXPECT_FALSE(o.is_valid(nullptr));
+  try {
+    read("[solver]\nrank = \"two\"\n");
+    ADD_FAILURE() << "rank = \"two\" was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.toml:2:8: solver.rank"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"auto\""), std::string::npos) << e.what();
+  }
+}
+
 // The inner solver's test switches (xt_step::Paths, private) are no keys of a model file.
 TEST(OptionsTable, TestSwitchesAreNoKeys) {
   for (const char* key : {"fused", "fused_rebuild"}) {
@@ -153,8 +171,8 @@ TEST(OptionsTable, IsValidNamesTheKeyTheValueAndTheRule) {
     return error;
   };
   SolverOptions o;
-  o.rank = -1;
-  EXPECT_EQ(error_of(o), "solver.rank = -1: must be >= 1 (or 0 for the model's default)");
+  o.rank = -2;
+  EXPECT_EQ(error_of(o), "solver.rank = -2: must be >= 1 (or 0 for the model's default, -1 for \"auto\")");
   o = SolverOptions();
   o.curvature_scale = 1.5;
   EXPECT_EQ(error_of(o), "solver.curvature_scale = 1.5: must be in [0, 1]");

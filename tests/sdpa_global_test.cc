@@ -49,7 +49,7 @@ class SdpaProgram : public ::testing::Test {
     Summary summary;
     Matrix X;
   };
-  RankThreeRun rank_three_run(Index max_rank);  // defined below, after the instances
+  RankThreeRun rank_three_run(Index max_rank, Index rank = 3);  // defined below, after the instances
   SdpaResult solve_text(const std::string& text, const std::string& name) {
     const auto file = dir_.path() / (name + ".dat-s");
     std::ofstream(file) << text;
@@ -341,7 +341,7 @@ TEST_F(SdpaProgram, L1OptimumMatchesInteriorPointSolver) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-SdpaProgram::RankThreeRun SdpaProgram::rank_three_run(Index max_rank) {
+SdpaProgram::RankThreeRun SdpaProgram::rank_three_run(Index max_rank, Index rank) {
   const Instance in = completion(25, 60, 4, 0.1);
   const auto file = dir_.path() / "rank_three.dat-s";
   io::write_sdpa(file, io::l1_problem_as_sdpa(in.model, in.weights));
@@ -349,7 +349,7 @@ SdpaProgram::RankThreeRun SdpaProgram::rank_three_run(Index max_rank) {
   EXPECT_EQ(r.error, "");
   auto l1 = load_loss("l1");
   SolverOptions o;
-  o.rank = 3;
+  o.rank = rank;
   o.max_rank = max_rank;
   o.verbose = false;  // the default xt_step: with max_rank the exact finish, without it the exact surrogate
   RankThreeRun run;
@@ -411,6 +411,27 @@ TEST_F(SdpaProgram, RankStaircaseReachesTheOptimumFromRankThree) {
   for (const RankRaise& step : s.rank_raises) EXPECT_LT(step.objective, step.objective_before);
   EXPECT_LE(s.final_objective, optimum * (1.0 + 1.5e-3));
   EXPECT_GE(s.final_objective, optimum * (1.0 - 1e-6));
+  EXPECT_LE(s.certificate.lower_bound, optimum + 1e-6 * std::abs(optimum));
+}
+
+// solver.rank = "auto" (kAutoRank) on the same instance: from rank 2 up the staircase to the
+// Barvinok-Pataki bound (m = 60 terms: rank 10), ending at SDPA's optimum, certified, with the
+// rank within +5 of SDPA's 9.
+TEST_F(SdpaProgram, AutomaticRankEndsCertifiedAtTheOptimum) {
+  const RankThreeRun run = rank_three_run(0, kAutoRank);
+  const Summary& s = run.summary;
+  const double optimum = run.optimum;
+  std::printf("[ sdpa    ] rank auto: rank %ld after %zu stairs, F %.10g, SDPA %.10g (relative %+.2e), %d MM steps, "
+              "certificate relative gap %.2e\n",
+              static_cast<long>(s.rank), s.rank_raises.size(), s.final_objective, optimum,
+              (s.final_objective - optimum) / std::abs(optimum), s.mm_iterations, s.certificate.relative_gap);
+  ASSERT_TRUE(s.usable());
+  ASSERT_FALSE(s.rank_raises.empty());
+  EXPECT_EQ(s.rank_raises.front().from, 2);
+  EXPECT_EQ(s.rank, run.X.cols());
+  EXPECT_LE(s.rank, 9 + 5);
+  EXPECT_LE(std::abs(s.final_objective - optimum), 1e-6 * std::abs(optimum));
+  EXPECT_TRUE(s.certificate.optimal) << s.certificate.relative_gap;
   EXPECT_LE(s.certificate.lower_bound, optimum + 1e-6 * std::abs(optimum));
 }
 

@@ -65,6 +65,7 @@ class SDPRL_API ConfigTable {
   bool contains(std::string_view key) const;
   bool is_table(std::string_view key) const;
   bool is_array(std::string_view key) const;
+  bool is_string(std::string_view key) const;
   // Keys present in this table, in file order.
   std::vector<std::string> keys() const;
 

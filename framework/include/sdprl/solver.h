@@ -110,9 +110,15 @@ struct AdmmOptions {
   double decrease_ratio = 2.0;
 };
 
+// SolverOptions::rank = kAutoRank (`solver.rank = "auto"`): for a convex model (a linear loss, no
+// constraint) the run starts at rank 2 (or init_file's) and climbs the rank staircase until
+// certified, up to max_rank or, without one, the Barvinok-Pataki bound r (r + 1) / 2 <= m (some
+// optimum has a rank within it); otherwise the model's default rank (docs/method.md section 7.4).
+constexpr Index kAutoRank = -1;
+
 struct SolverOptions {
   SolverType type = SolverType::kAuto;
-  Index rank = 0;                    // r; 0 = the model's default rank
+  Index rank = 0;                    // r; 0 = the model's default rank; kAutoRank: automatic
   // The rank staircase (docs/method.md section 7.4): when a run on the exact surrogate converges
   // and its certificate finds lambda_min(S(y)) < 0, the eigenvectors of S's negative eigenvalues
   // become new columns of X, each with the step that minimises F's convex surrogate along it, and

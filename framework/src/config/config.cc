@@ -545,6 +545,11 @@ bool ConfigTable::is_array(std::string_view key) const {
   return node != nullptr && node->is_array();
 }
 
+bool ConfigTable::is_string(std::string_view key) const {
+  const toml::node* node = impl_->get(key);
+  return node != nullptr && node->is_string();
+}
+
 std::vector<std::string> ConfigTable::keys() const {
   std::vector<std::string> out;
   if (const toml::table* table = impl_->node()) {

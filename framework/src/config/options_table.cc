@@ -122,13 +122,22 @@ std::vector<SolverOption> make_table() {
        choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)")},
       "the algorithm that minimises F"));
   t.push_back(integer_option("rank", SDPRL_MEMBER(rank), NumberRule::at_least(1),
-                             "r, the number of columns of the factor X (Z = X X^T)", "the model's default"));
+                             "r, the number of columns of the factor X (Z = X X^T); \"auto\": for a convex model "
+                             "(l1 loss, no constraint) from rank 2 (or init_file's) up the rank staircase until "
+                             "certified, to max_rank or, without one, the largest r with r (r + 1) / 2 <= m (some "
+                             "optimum has a rank within it; docs/method.md section 7.4); otherwise the model's default",
+                             "the model's default"));
+  t.back().word = "auto";
+  t.back().word_value = kAutoRank;
   t.push_back(integer_option(
       "max_rank", SDPRL_MEMBER(max_rank), NumberRule::closed(0, 1e9),
       "the rank staircase, for a convex (l1) loss: a run on the exact surrogate (admm.xt_step = \"exact-finish\", "
-      "which auto is with max_rank, or \"coupled\") whose steps settle without a certificate adds the eigenvectors of the certificate's negative "
-      "eigenvalues as new columns (all there is room for) and goes on, up to this many columns (summary.json: "
-      "rank_raises; docs/method.md section 7.4); at most rank: the rank stays fixed",
+      "which auto is with max_rank, or \"coupled\") whose steps settle (F changing by less than "
+      "max(relative_tolerance, 1e-5) per step) without a certificate adds the eigenvectors of the certificate's "
+      "negative eigenvalues as new columns (all there is room for), moves X so that the terms it fits stay fitted, "
+      "drops the columns that carry under 1e-3 of X's largest singular value, and goes on, up to this many columns, "
+      "at most one stair per 256 MM steps (summary.json: rank_raises; docs/method.md section 7.4); at most rank: "
+      "the rank stays fixed",
       "the rank stays fixed"));
   t.push_back(integer_option("max_mm_iterations", SDPRL_MEMBER(max_mm_iterations), count,
                              "MM iteration cap (L-BFGS: its iteration cap)"));
@@ -168,8 +177,7 @@ std::vector<SolverOption> make_table() {
       "only when F(X_k + Xt) <= H(Xt), and a refused one is taken again with tau doubled (summary.json: "
       "rejected_steps and the final curvature_scale). C is loose when many terms share a row of X, and "
       "there a smaller tau can save MM steps. 0: automatic, from 1; on the exact surrogate (coupled Xt-step, "
-      "auto's finish, or terms that do not split by rows) of a model without a constraint split (X >= 0 on the dual coordinate step has none) and without the "
-      "rank staircase (max_rank > 0), halved on trial after a step that needed under a "
+      "auto's finish, or terms that do not split by rows) of a model without a constraint split (X >= 0 on the dual coordinate step has none), halved on trial after a step that needed under a "
       "quarter of it (the curvature measured along the step), the halving undone unless the next step gains "
       "as much per ADMM iteration as the last one did; never below 2^(refused steps) / 64; below 1 a step "
       "is also small when F moved by less than relative_tolerance per step over the last `consecutive` "
@@ -254,7 +262,7 @@ std::vector<SolverOption> make_table() {
        choice("exact-finish", SplitMode::kExactFinish,
               "row-split until its steps stall (the relative-change rule), then the exact surrogate until "
               "the run is proved stationary (stationarity_tolerance); on the exact surrogate from the start "
-              "where its dual coordinate step applies (not with coupled_step = \"auto\" under max_rank or "
+              "where its dual coordinate step applies (not with coupled_step = \"auto\" and "
               "anderson_memory = 0, where that is CG)"),
        choice("row-split", SplitMode::kRowSplit,
               "n independent r x r solves only; may stop above a stationary point where terms have zero "
@@ -280,9 +288,7 @@ std::vector<SolverOption> make_table() {
   t.push_back(choice_option(
       "admm.coupled_step", SDPRL_MEMBER(admm.coupled_step),
       {choice("auto", CoupledStep::kAuto,
-              "dual-cd where it applies, else linearized where it applies, else cg; also cg with the rank "
-              "staircase (max_rank), whose steps read the ADMM's multipliers, which CG's exact steps settle "
-              "sooner, and without Anderson "
+              "dual-cd where it applies, else linearized where it applies, else cg; also cg without Anderson "
               "acceleration (anderson_memory = 0) in runs not coupled from the start (auto's finish)"),
        choice("cg", CoupledStep::kCg, "each ADMM iteration solves the coupled system by preconditioned CG"),
        choice("linearized", CoupledStep::kLinearized,
@@ -365,11 +371,20 @@ std::string default_name(const SolverOption& option, const SolverOptions& defaul
   return {};
 }
 
+std::string values_text(const SolverOption& option, bool markdown);
+
 void read_option(const ConfigTable& solver, const SolverOption& option, const SolverOptions& defaults,
                  SolverOptions& o, Matrix* given_start) {
   const auto [t, key] = locate(solver, option.key);
   switch (option.kind) {
     case OptionKind::kInteger:
+      if (!option.word.empty() && t.is_string(key)) {
+        const std::string given = t.string(key, option.word);
+        if (given != option.word)
+          t.fail(key, "expected " + values_text(option, false) + ", got \"" + given + "\"");
+        option.set_integer(o, option.word_value);
+        break;
+      }
       option.set_integer(o, t.integer(key, static_cast<std::int64_t>(option.get(defaults)), option.rule));
       break;
     case OptionKind::kNumber:
@@ -417,7 +432,8 @@ std::string default_text(const SolverOption& option, const SolverOptions& defaul
 
 std::string values_text(const SolverOption& option, bool markdown) {
   switch (option.kind) {
-    case OptionKind::kInteger: return "an integer" + bounds(option.rule);
+    case OptionKind::kInteger:
+      return "an integer" + bounds(option.rule) + (option.word.empty() ? "" : " or " + quoted(option.word, markdown));
     case OptionKind::kNumber: return "a number" + bounds(option.rule);
     case OptionKind::kBoolean: return "true or false";
     case OptionKind::kFile: return "a file name";
@@ -538,9 +554,14 @@ std::string text_reference() {
 std::string SolverOption::violation(double value) const {
   if (kind != OptionKind::kInteger && kind != OptionKind::kNumber) return {};
   if (rule.accepts(value) || (!zero_means.empty() && value == 0.0)) return {};
+  if (!word.empty() && value == static_cast<double>(word_value)) return {};
   std::string message = "must be" + bounds(rule);
+  const std::string word_means = word.empty() ? "" : std::to_string(word_value) + " for \"" + word + "\"";
   if (!zero_means.empty()) {
-    message += rule.accepts(0.0) ? " (0 = " + zero_means + ")" : " (or 0 for " + zero_means + ")";
+    message += rule.accepts(0.0) ? " (0 = " + zero_means + (word.empty() ? ")" : ", " + word_means + ")")
+                                 : " (or 0 for " + zero_means + (word.empty() ? ")" : ", " + word_means + ")");
+  } else if (!word.empty()) {
+    message += " (or " + word_means + ")";
   }
   return message;
 }

@@ -42,6 +42,10 @@ struct SDPRL_API SolverOption {
   // refuses 0, 0 is the member's value for an absent key that no file can write (rank: 0 = the
   // model's default) and is_valid accepts it besides `rule`.
   std::string zero_means;
+  // kInteger: a string a model file may give instead of a number, and the member's value for it
+  // (rank: "auto" = kAutoRank); empty for none.
+  std::string word;
+  std::int64_t word_value = 0;
   std::vector<OptionChoice> choices;  // kChoice
   std::string doc;                    // one line
   // The member, read as a number (kInteger, kNumber), 0/1 (kBoolean) or the enum's value

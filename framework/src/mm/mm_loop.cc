@@ -3,6 +3,7 @@
 // (mm/step_acceptance.h) and, once accepted, the stopping rules and the checkpoint.
 #include "mm/mm_loop.h"
 
+#include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,6 +36,15 @@ namespace {
 // every one; an l1 completion at a rank below the optimum's leaves 20 (quickstart m = 500, rank 5),
 // where it spent 56 s unbudgeted and found nothing.
 constexpr double kPolishGap = 0.1;
+// The relative change of F per MM step below which a stair of the rank staircase is settled
+// (stair_due()), whatever tighter relative_tolerance the run has.
+constexpr double kStairTolerance = 1e-5;
+// MM steps at least between two stairs: a stair taken sooner finds the last one's directions
+// again, before MM has grown its columns (rank 8 -> 25 in five stairs ten MM steps apart on
+// tests/sdpa_global_test's rank-3 instance; with the wait, 3 -> 10 -> 13 -> 14, F certified).
+constexpr int kStairSteps = 256;
+// X's singular values below this share of the largest are dropped at a stair.
+constexpr double kStairTrim = 1e-3;
 
 // One MM step's trial point X_k + Xt and what the loop needs of it.
 struct Trial {
@@ -112,6 +122,15 @@ class MmLoop {
         continue;
       }
       if (next == Next::kStop || accept_and_stop(k, row, trial)) {
+        if (summary_.status == SolverStatus::kConverged && stair_must_wait(k)) {
+          // Settled within kStairSteps of the last stair: the new columns have not grown yet, and a
+          // stair now finds the same directions again (rank 8 -> 25 in five stairs ten MM steps
+          // apart on tests/sdpa_global_test's rank-3 instance). MM goes on from X_k.
+          summary_.status = SolverStatus::kIterationLimit;
+          loop_.small_steps = 0;
+          primed_ = false;
+          continue;
+        }
         if (summary_.status == SolverStatus::kConverged && raise_rank(k)) continue;  // the staircase
         break;
       }
@@ -143,11 +162,11 @@ class MmLoop {
   // SolverOptions::curvature_scale = 0: tau chosen by lower_curvature_scale().
   bool automatic_tau() const { return options_.curvature_scale == 0.0; }
   // Where the automatic tau may halve tau (lower_curvature_scale() says why only there): the exact
-  // surrogate of a model without a constraint split, without the rank staircase.
+  // surrogate of a model without a constraint split.
   bool tau_may_fall() const {
     const xt_step::XtStep* step = admm_ ? admm_->xt_step() : nullptr;
     const bool coordinate = step && step->kind() == xt_step::Kind::kDualCoordinate;
-    return automatic_tau() && exact_ && (!model_.constraint || coordinate) && options_.max_rank == 0;
+    return automatic_tau() && exact_ && (!model_.constraint || coordinate);
   }
 
   // |F_k - F_{k+1}| / |F_k| (rule 4), with |F_k| floored at 1e-12 of the problem's size: where the
@@ -221,11 +240,11 @@ class MmLoop {
     return true;
   }
 
-  // The ADMM's options: the automatic coupled step is linearised except with the rank staircase
-  // (max_rank > 0), whose settle reads the ADMM's multipliers, and the linearised step's converge
-  // more slowly than CG's (docs/method.md section 3.4): on tests/sdpa_global_test's rank-3 instance
-  // its settle found no descent step along S(y)'s negative eigenvectors (CG's: one stair to rank
-  // 10). Auto's finish (its proof of stationarity reads them too) was CG's as well until Anderson
+  // The ADMM's options: the automatic coupled step is the dual coordinate or linearised one, also
+  // with the rank staircase (max_rank > 0), whose stairs once needed CG's settled multipliers
+  // (their joint step found no descent otherwise) until the stairs moved X to keep the fitted terms
+  // fitted (raise_rank()): the quickstart at n = 100, lambda = 1, from rank 2 took 111 s with CG
+  // and stopped at rank 48, 0.4% above the optimum; now 5.9 s, 2e-6 above it. Auto's finish (its proof of stationarity reads them too) was CG's as well until Anderson
   // acceleration (section 3.7) made the linearised proofs converge: the quickstart at lambda = 1,
   // xt_step = "auto", takes 4.9 s linearised against 34 s with CG (stationarity 1e-6, both proved).
   // Without the acceleration (anderson_memory = 0) runs not coupled from the start keep CG.
@@ -233,9 +252,8 @@ class MmLoop {
   AdmmOptions admm_options() const {
     AdmmOptions o = options_.admm;
     o.split = split_;
-    const bool staircase = options_.max_rank > 0;
     const bool unaccelerated_finish = o.anderson_memory == 0 && o.split != SplitMode::kCoupled;
-    if (o.coupled_step == CoupledStep::kAuto && (staircase || unaccelerated_finish)) o.coupled_step = CoupledStep::kCg;
+    if (o.coupled_step == CoupledStep::kAuto && unaccelerated_finish) o.coupled_step = CoupledStep::kCg;
     return o;
   }
 
@@ -421,10 +439,7 @@ class MmLoop {
     }
     X_.swap(X_next_);  // X_next_ is X_k now
     TraceRow taken = row;
-    // Not while the staircase may still climb (docs/method.md section 7.5: its joint step along
-    // S(y)'s eigenvectors was blocked, s = 0, at the point an over-relaxed run settled at).
-    const bool may_climb = options_.max_rank > X_.cols();
-    if (exact_ && options_.overrelax && !model_.constraint && !may_climb) overrelax(taken);
+    if (exact_ && options_.overrelax && !model_.constraint) overrelax(taken);
     loop_.f = taken.objective;
     summary_.mm_iterations = k;
     summary_.final_objective = taken.objective;
@@ -437,6 +452,7 @@ class MmLoop {
       summary_.message = "stopped by the caller";
       return true;
     }
+    if (stair_due(k) && raise_rank(k)) return false;
     // An over-relaxed step's progress counts: small steps are judged on the step taken.
     const bool small_taken = taken.relative_change < options_.relative_tolerance ||
                              small_over_window(taken.objective, taken.curvature_scale, 1);
@@ -453,7 +469,7 @@ class MmLoop {
         // so that their gap does not hide a fixed point.
         // On the exact surrogate a run below the optimum's rank climbs the staircase here, before
         // the tight ADMMs: the stairs below the top need no proof of stationarity.
-        if (exact_ && !loop_.tight && raise_rank(k)) return false;
+        if (exact_ && !loop_.tight && steps_on_stair(k) >= kStairSteps && raise_rank(k)) return false;
         if (exact_) loop_.tight = true;
         else switch_to_exact(k + 1);
       }
@@ -537,9 +553,10 @@ class MmLoop {
   // B at tau = 1: snmf_synthetic (X >= 0, coupled, CG) kept its trials down to tau = 1/8 and took
   // 35 s against 11 s (sparse PCA: 32 s, docs/notes). The dual coordinate step under X >= 0 has no
   // split and no rho, and there tau falls (snmf_usps: l1 warm start 81 MM steps against 185 at
-  // tau = 1, F 0.5% lower). Nor with the rank staircase (max_rank > 0): from
-  // rank 3 on tests/sdpa_global_test's instance its run settled at tau 1/2 where S(y)'s
-  // eigenvectors gave no step, and stopped at rank 3, 23% above SDPA's optimum.
+  // tau = 1, F 0.5% lower). With the rank staircase too, since its stairs move X to
+  // keep the fitted terms fitted (raise_rank()): before that, from rank 3 on
+  // tests/sdpa_global_test's instance, its run settled at tau 1/2 where S(y)'s eigenvectors gave no
+  // step, and stopped at rank 3, 23% above SDPA's optimum.
   void lower_curvature_scale(int k, const Trial& t) {
     const double tau = surrogate_->curvature_scale();
     const double floor = std::min(1.0, std::ldexp(1.0 / 64.0, summary_.rejected_steps));
@@ -645,7 +662,7 @@ class MmLoop {
   }
 
   // SplitMode::kAuto, resolved once per run (so a resumed run resolves it as the first did):
-  // kCoupled where the exact surrogate's dual coordinate step applies (not with the staircase),
+  // kCoupled where the exact surrogate's dual coordinate step applies,
   // its sweeps costing about a row-split iteration (quickstart m = 2000, lambda = 1: 0.34 s
   // against row-split's 0.32 s, F 265892.7 against 266161.1). Where an A-term adds curvature
   // (NPKL's Laplacian) B is made diagonal with the regularizer's diagonal majorant of A_+, and
@@ -665,8 +682,8 @@ class MmLoop {
     Vector majorant;
     diagonal_b_ = !a_curvature() || model_.quadratic->positive_diagonal_majorant(majorant);
     bracketed_end_ = exact_start_applies(diagonal_b_);
-    // The rank staircase (max_rank) climbs only on the exact surrogate, and its steps read CG's
-    // multipliers (admm_options()), so with it auto is the exact finish too; so it is for a convex
+    // The rank staircase (max_rank) climbs only on the exact surrogate, whose multipliers its
+    // stairs read, so with it auto is the exact finish too; so it is for a convex
     // problem (a linear loss, no constraint), whose result the certificate and the polish then
     // prove optimal (tests/sdpa_global_test's general sparse terms: row-split stopped 6e-2 above
     // the optimum, the exact finish and its polish reach SDPA's).
@@ -821,13 +838,65 @@ class MmLoop {
       q += a[j] * qj;
       c_lin += a[j] * regularizer_value(model_, rw, v);
     }
+    // The new columns alone break the fits of the terms E whose multipliers are inside their box
+    // (a cost w |q_tau| s each, where S(y) counts y_tau q_tau s), and that blocked every stair
+    // after the first (quickstart n = 100, lambda = 1, from rank 2: at rank 47 lambda_min(S) =
+    // -1.9 and the best step fell by 7e-5). So X moves by s D too, D the least-norm change that
+    // keeps E's residuals at first order (2 <sym(Q_tau) X, D> = -q_tau); along
+    // Z(s) = (X + s D)(X + s D)^T + s V V^T, F's slope at 0 is then <S(y), V V^T> < 0, as
+    // S(y) X = 0 makes D's own part vanish (docs/method.md section 7.4).
+    // Where B B^T is near singular D is of no use (2e11 times |X| at that example's rank 2, and a
+    // step of 1e-15): the step without D is taken when it falls further.
+    std::vector<Index> fitted;
+    for (Index h = 0; h < scaled.size(); ++h)
+      if (std::abs(scaled[h]) < 1.0 - 1e-9) fitted.push_back(h);
+    const long budget = 4 * static_cast<long>(fitted.size()) + 200;
+    Matrix D = refit_direction(model_, X_, fitted, q, budget);
     double fall = 0.0;
-    const double step_s = best_column_step(descent.residuals, descent.weights, q, c_lin, &fall);
+    double step_s = best_column_step(descent.residuals, descent.weights, q, c_lin, &fall);
+    const double dn = D.norm();
+    if (dn > 0.0 && std::isfinite(dn)) {
+      // Every residual's slope along D (exact central differences: the residuals are quadratic).
+      const double h = std::max(X_.norm(), 1e-300) / dn;
+      Vector plus, minus;
+      terms.evaluate(X_ + h * D, plus);
+      terms.evaluate(X_ - h * D, minus);
+      const Vector q_d = q + (plus - minus) / (2.0 * h);
+      const double c_d =
+          c_lin + (regularizer_value(model_, rw, X_ + h * D) - regularizer_value(model_, rw, X_ - h * D)) / (2.0 * h);
+      double fall_d = 0.0;
+      const double step_d = best_column_step(descent.residuals, descent.weights, q_d, c_d, &fall_d);
+      if (fall_d > fall) {
+        fall = fall_d;
+        step_s = step_d;
+      } else {
+        D.setZero();
+      }
+    } else {
+      D.setZero();
+    }
     // A fall within the stationarity tolerance is noise in y, not a missing rank.
     if (!(step_s > 0.0) || !(fall > options_.stationarity_tolerance * surrogate_->objective_magnitude())) return false;
-    Matrix raised(n, r + p);
-    raised << X_, descent.vectors * (step_s * a).cwiseSqrt().asDiagonal();
-    const double f_raised = objective(model_, loss_, surrogate_->weights_used(), raised);
+    // The model is first order in s (D D^T's part is not in it): the best F over s / 2^j,
+    // j = 0..30. (The first s that lowered F left the new columns so small that the next stair
+    // found the same directions again: rank 8 -> 25 in five stairs ten MM steps apart on
+    // tests/sdpa_global_test's rank-3 instance.)
+    // The columns of X + s D that carry almost nothing are dropped (X's singular values below
+    // kStairTrim of the largest; Z changes by their squares): above the optimum's rank MM leaves
+    // them slowly, and the stair would otherwise keep them beside its new ones.
+    const Index keep = kept_columns(X_ + step_s * D);
+    Matrix raised(n, keep + p), trial(n, keep + p);
+    double f_raised = loop_.f;
+    for (int halving = 0; halving <= 30; ++halving, step_s *= 0.5) {
+      trial << leading_columns(X_ + step_s * D, keep), descent.vectors * (step_s * a).cwiseSqrt().asDiagonal();
+      const double f_trial = objective(model_, loss_, surrogate_->weights_used(), trial);
+      if (f_trial < f_raised) {
+        f_raised = f_trial;
+        raised = trial;
+      } else if (f_raised < loop_.f) {
+        break;  // past the best of a descent already found
+      }
+    }
     if (!(f_raised < loop_.f)) return false;  // rounding at a point that is all but certified
     X_ = std::move(raised);
     RankRaise step;
@@ -851,6 +920,50 @@ class MmLoop {
     summary_.stationarity_lower = std::numeric_limits<double>::quiet_NaN();
     state_.adjoint_generation = 0;
     state_.D.setZero(n, summary_.rank);
+    return true;
+  }
+
+  // How many of X's singular values are at least kStairTrim times the largest.
+  static Index kept_columns(const Matrix& X) {
+    const Eigen::JacobiSVD<Matrix> svd(X);
+    const Vector& sv = svd.singularValues();
+    Index k = 0;
+    while (k < sv.size() && sv[k] >= kStairTrim * sv[0]) ++k;
+    return std::max<Index>(k, 1);
+  }
+  // X U_k Sigma_k: the k leading singular directions of X (X X^T without the others).
+  static Matrix leading_columns(const Matrix& X, Index k) {
+    if (k >= X.cols()) return X;
+    const Eigen::JacobiSVD<Matrix> svd(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    return svd.matrixU().leftCols(k) * svd.singularValues().head(k).asDiagonal();
+  }
+
+  // MM steps since the last stair (since the start before the first).
+  int steps_on_stair(int k) const {
+    return k - (summary_.rank_raises.empty() ? 0 : summary_.rank_raises.back().mm_iteration);
+  }
+  // A settled run that may climb but whose last stair is fewer than kStairSteps steps back.
+  bool stair_must_wait(int k) const {
+    return exact_ && options_.max_rank > X_.cols() && !summary_.rank_raises.empty() &&
+           steps_on_stair(k) < kStairSteps && linear_loss(loss_) && !model_.constraint;
+  }
+  // The staircase's own settle, for a run whose tolerances are tighter than a stair needs (a
+  // stair below the optimum's rank need not be solved to them: sdpa_compare's relative_tolerance =
+  // 1e-10 kept n = 100 at rank 2 for 20000 MM steps): the last `consecutive` steps at this rank
+  // changed F by less than kStairTolerance. Checked kStairSteps, 2 kStairSteps, 3 kStairSteps, ...
+  // steps after the last stair, so that a rank that proves enough costs few eigensolves; read
+  // from the trace and the stairs alone, so that a resumed run checks where the uninterrupted one
+  // does.
+  bool stair_due(int k) const {
+    if (!exact_ || options_.max_rank <= X_.cols()) return false;
+    const int since = steps_on_stair(k);
+    if (since < kStairSteps || since % kStairSteps != 0) return false;
+    const double tolerance = std::max(options_.relative_tolerance, kStairTolerance);
+    const auto& trace = summary_.trace;
+    const std::size_t c = static_cast<std::size_t>(options_.consecutive);
+    if (trace.size() < c) return false;
+    for (std::size_t i = trace.size() - c; i < trace.size(); ++i)
+      if (!(trace[i].relative_change < tolerance)) return false;
     return true;
   }
 

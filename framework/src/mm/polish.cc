@@ -81,6 +81,27 @@ struct Residuals {
 
 }  // namespace
 
+Matrix refit_direction(const Model& model, const Matrix& X, const std::vector<Index>& fitted, const Vector& q,
+                       long max_products) {
+  Matrix D = Matrix::Zero(X.rows(), X.cols());
+  const Index k = static_cast<Index>(fitted.size());
+  if (k == 0) return D;
+  const RegularizationWeights unused_weights{};
+  const Kkt kkt(model, unused_weights, fitted);
+  Vector rhs(k), z, BBtz;
+  for (Index j = 0; j < k; ++j) rhs[j] = -0.5 * q[fitted[static_cast<std::size_t>(j)]];
+  Matrix BtZ;
+  double unused = 0.0;
+  linalg::minres(
+      [&](const Vector& v, Vector& o) {
+        kkt.apply_bt(X, v, BtZ);
+        kkt.apply_b(X, BtZ, o);
+      },
+      rhs, z, kMinresTolerance, std::max(max_products, 1L), &unused);
+  kkt.apply_bt(X, z, D);
+  return D;
+}
+
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
                 const Vector& multipliers, double objective, long admm_iterations) {
   Polished out;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
@@ -37,5 +38,12 @@ struct Polished {
 // surrogate (length m). objective: F(X). admm_iterations: the run's, which set the work budget.
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
                 const Vector& multipliers, double objective, long admm_iterations);
+
+// The least-norm change D of X that keeps the residuals of the fitted terms E at first order
+// against a change q_E of theirs: 2 <sym(Q_tau) X, D> = -q_tau for tau in E (`q` holds all m
+// changes; MINRES on B B^T, at most `max_products` products). The rank staircase's escape moves X
+// by s D as it adds s v v^T (docs/method.md section 7.4).
+Matrix refit_direction(const Model& model, const Matrix& X, const std::vector<Index>& fitted, const Vector& q,
+                       long max_products);
 
 }  // namespace sdprl::mm

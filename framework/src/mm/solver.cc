@@ -188,13 +188,40 @@ Summary solve(const Model& model, const Loss& loss, const RegularizationWeights&
   return detail::solve(model, loss, weights, options, X, xt_step::Paths{}, callback, start, checkpoint);
 }
 
+namespace {
+
+// SolverOptions::rank = kAutoRank made concrete (sdprl/solver.h): rank and max_rank for this model
+// and loss; other options as given. `given` is the start's column count with init = "file".
+SolverOptions resolve_auto_rank(const Model& model, const Loss& loss, SolverOptions options, Index given) {
+  if (options.rank != kAutoRank) return options;
+  const Index n = model.terms->dimension();
+  if (!mm::linear_loss(loss) || model.constraint || loss.derivative(0.0) == 0.0) {
+    options.rank = 0;  // the model's default: no certificate to climb by
+    return options;
+  }
+  options.rank = given > 0 ? given : std::min<Index>(2, n);
+  if (options.max_rank == 0) {
+    // Barvinok-Pataki: the SDP of section 7.3 with m terms (as m equality constraints with slacks)
+    // has an optimum of rank r with r (r + 1) / 2 <= m.
+    const double m = static_cast<double>(model.terms->size());
+    const Index bound = static_cast<Index>(std::floor((std::sqrt(8.0 * m + 1.0) - 1.0) / 2.0));
+    options.max_rank = std::clamp<Index>(bound, options.rank, n);
+  }
+  return options;
+}
+
+}  // namespace
+
 Summary detail::solve(const Model& model, const Loss& loss, const RegularizationWeights& weights,
-                      const SolverOptions& options, Matrix& X, const xt_step::Paths& paths,
+                      const SolverOptions& requested, Matrix& X, const xt_step::Paths& paths,
                       const IterationCallback& callback, const SolverState* start,
                       const CheckpointCallback& checkpoint) {
   const auto t0 = Clock::now();
   std::string problem;
-  if (!options.is_valid(&problem)) throw Error("solver", problem);
+  if (!requested.is_valid(&problem)) throw Error("solver", problem);
+  if (!model.terms) throw Error("model", "Model::terms is empty; every model needs its terms (sdprl/model.h)");
+  const SolverOptions options =
+      resolve_auto_rank(model, loss, requested, requested.init == InitKind::kGiven ? X.cols() : 0);
   if (!model.terms) throw Error("model", "Model::terms is empty; every model needs its terms (sdprl/model.h)");
   set_threads(options.threads);
   if (!model.terms) throw Error("model", "the application built no terms");

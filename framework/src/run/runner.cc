@@ -492,8 +492,13 @@ RunResult run_model(const RunRequest& request) {
 
   if (lambdas.size() > 1 && (!model.evaluator || !model.evaluator->has_validation()))
     reg.fail("lambda", "a lambda grid needs a validation set, and this model has none");
-  const Index rank = base_options.rank > 0 ? base_options.rank : model.default_rank;
-  if (rank < 1) config.table("solver").fail("rank", "the model has none; set solver.rank");
+  // With rank = "auto" the solver picks the rank (sdprl/solver.h: kAutoRank); a given start then
+  // sets the first one, and the model's default stands for it here.
+  const bool auto_rank = base_options.rank == kAutoRank;
+  const Index rank = base_options.rank > 0 ? base_options.rank
+                     : auto_rank && base_options.init == InitKind::kGiven ? given_start.cols()
+                                                                          : model.default_rank;
+  if (rank < 1 && !auto_rank) config.table("solver").fail("rank", "the model has none; set solver.rank");
   if (rank > model.terms->dimension())
     config.table("solver").fail("rank", "rank " + std::to_string(rank) + " exceeds the dimension n = " +
                                             std::to_string(model.terms->dimension()));
