@@ -14,7 +14,7 @@
 // (4) prints one Markdown table: both times, their ratio (sdpa wall / sdprl solve), both
 // objectives (sdpa's optimum is -objValDual; sdprl's is F(X) = sum |<X,Q X> - t| + lambda/2 ||X||^2,
 // the same function: the export puts lambda/2 tr Z in F_0) and their relative difference.
-//   tools/bench/sdpa_compare [--quick] [N ...] [--lambda L] [--rank R] [--set KEY=VALUE ...]
+//   tools/bench/sdpa_compare [--quick] [N ...] [--lambda L] [--rank R|auto] [--set KEY=VALUE ...]
 //   build/bin/sdpa_compare --sdprl build/bin/sdprl --model models/quickstart.toml --n 100 [...]
 // When the export refuses an instance (its probe-cost guard, m^2 n > 2e10: n >= 200 here) the
 // problem is written by this program's own writer for entry terms (--own-writer forces it); when
@@ -86,6 +86,7 @@ struct Row {
   long sdpa_rank = -1;
   double sdprl_solve = std::nan(""), sdprl_wall = std::nan(""), sdprl_obj = std::nan("");
   long sdprl_rank = 0, mm = 0;
+  double certified_gap = std::nan("");  // summary.json certificate.relative_gap
   double reach_time = std::nan("");  // sdprl's solve time when F first came within 1e-4 of sdpa's optimum
   long reach_mm = -1;
   std::string status;
@@ -114,7 +115,10 @@ int main(int argc, char** argv) {
     else if (a == "--work") workdir = next();
     else if (a == "--n") ns.push_back(std::stol(next()));
     else if (a == "--lambda") lambda = std::stod(next());
-    else if (a == "--rank") rank = std::stol(next());
+    else if (a == "--rank") {
+      const std::string r = next();
+      rank = r == "auto" ? -1 : std::stol(r);  // -1: solver.rank = "auto" (from rank 2, the staircase)
+    }
     else if (a == "--sdpa-timeout") timeout = std::stod(next());
     else if (a == "--set") sets.push_back(next());
     else if (a == "--own-writer") own_writer = true;
@@ -169,7 +173,7 @@ int main(int argc, char** argv) {
     // 3. sdprl
     row.sdprl_rank = rank > 0 ? rank : std::max<long>(5, row.sdpa_rank);
     std::string run = shell_quote(sdprl) + " run " + shell_quote(model) + common +
-                      " --set solver.rank=" + std::to_string(row.sdprl_rank) +
+                      " --set solver.rank=" + (rank < 0 ? std::string("auto") : std::to_string(row.sdprl_rank)) +
                       " --set solver.init=spectral"
                       " --set solver.relative_tolerance=1e-10 --set solver.consecutive=5"
                       " --set solver.max_mm_iterations=20000 --set solver.admm.min_tolerance=1e-12";
@@ -187,6 +191,8 @@ int main(int argc, char** argv) {
       row.sdprl_obj = json_number(sum, "final", sum.find("\"objective\""));
       row.sdprl_solve = json_number(sum, "solve", sum.find("\"time\""));
       row.mm = static_cast<long>(json_number(sum, "mm_iterations"));
+      row.sdprl_rank = static_cast<long>(json_number(sum, "rank"));  // the end's (the staircase may climb)
+      row.certified_gap = json_number(sum, "relative_gap", sum.find("\"certificate\""));
       if (row.terms == 0) row.terms = static_cast<long>(json_number(sum, "terms"));
       const auto st = sum.find("\"status\"");
       if (st != std::string::npos) {
@@ -215,12 +221,12 @@ int main(int argc, char** argv) {
     rows.push_back(row);
   }
   std::printf("| n | terms m | sdpa time (s) | sdprl solve (s) | sdprl wall (s) | ratio sdpa/sdprl solve | sdpa objective | "
-              "sdprl objective | rel. diff (sdprl-sdpa)/sdpa | rank(Z sdpa) | sdprl rank | sdprl MM steps, status | sdpa phase | sdprl time to 1e-4 of sdpa (s, MM steps) | ratio sdpa/that |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "sdprl objective | rel. diff (sdprl-sdpa)/sdpa | certified rel. gap | rank(Z sdpa) | sdprl rank | sdprl MM steps, status | sdpa phase | sdprl time to 1e-4 of sdpa (s, MM steps) | ratio sdpa/that |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %ld | %ld | %.2f | %.2f | %.2f | %.3g | %.10g | %.10g | %+.2e | %ld | %ld | %ld, %s | %s | %.2f (%ld) | %.3g |\n", r.n, r.terms,
+    std::printf("| %ld | %ld | %.2f | %.2f | %.2f | %.3g | %.10g | %.10g | %+.2e | %.1e | %ld | %ld | %ld, %s | %s | %.2f (%ld) | %.3g |\n", r.n, r.terms,
                 r.sdpa_time, r.sdprl_solve, r.sdprl_wall, r.sdpa_time / r.sdprl_solve, r.sdpa_obj, r.sdprl_obj,
-                (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.sdpa_rank, r.sdprl_rank, r.mm, r.status.c_str(),
+                (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.certified_gap, r.sdpa_rank, r.sdprl_rank, r.mm, r.status.c_str(),
                 r.sdpa_note.c_str(), r.reach_time, r.reach_mm, r.sdpa_time / r.reach_time);
   }
   std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, the default Xt-step and curvature scale, "
