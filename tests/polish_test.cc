@@ -9,6 +9,7 @@
 #include <random>
 
 #include "linalg/minres.h"
+#include "mm/certificate.h"
 #include "sdprl/solver.h"
 #include "test_models.h"
 
@@ -139,6 +140,29 @@ TEST(Polish, NotTriedWhereItCannotHelp) {
   EXPECT_GT(low.certificate.relative_gap, 0.1);
   EXPECT_FALSE(low.polish.tried);
   EXPECT_NE(low.polish.note.find("above 0.1"), std::string::npos) << low.polish.note;
+}
+
+// The certificate's coarse lambda_min (mm/certificate.cc: Lanczos to 1e-2, taken from below) on
+// a model too large for the dense eigensolver (n = 400) at a point far from optimal (rank 2, the
+// signs of the residuals as y): a lower estimate of the fine solve's lambda_min within the
+// tolerance, so its bound is below the fine one and the gap is as far from closing.
+TEST(Certificate, CoarseEigenvalueBoundsFromBelow) {
+  const Model model = completion_model(400, 6000, 3);
+  std::mt19937_64 rng(5);
+  const Matrix X = random_matrix(400, 2, 1.0, rng);
+  const auto l1 = load_loss("l1");
+  const RegularizationWeights w{0.5, 0.0};
+  const Certificate coarse = mm::certify(model, *l1, w, X, Vector());
+  mm::Descent descent;  // asking for directions takes the fine solve
+  const Certificate fine = mm::certify(model, *l1, w, X, Vector(), 1, &descent);
+  ASSERT_TRUE(coarse.computed && fine.computed);
+  EXPECT_NE(coarse.note.find("to 1e-2"), std::string::npos) << coarse.note;
+  ASSERT_LT(fine.lambda_min, 0.0);
+  EXPECT_LE(coarse.lambda_min, fine.lambda_min);
+  EXPECT_GE(coarse.lambda_min, fine.lambda_min * (1.0 + 2.1e-2));
+  EXPECT_LE(coarse.lower_bound, fine.lower_bound);
+  EXPECT_GT(coarse.relative_gap, 1e-2);
+  EXPECT_FALSE(coarse.optimal || fine.optimal);
 }
 
 }  // namespace

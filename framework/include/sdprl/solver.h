@@ -249,6 +249,7 @@ struct Certificate {
   double dual_value = -std::numeric_limits<double>::infinity();
   bool optimal = false;        // relative_gap <= SolverOptions::stationarity_tolerance
   std::string note = "computed at the end of an MM run with a result";  // why not, or what limits the bound
+  double seconds = 0.0;        // its wall time (multipliers, eigensolve, bound; not the polish)
   // "certified optimal (gap ...)" or "not certified: ...", for the final line.
   SDPRL_API std::string brief() const;
 };

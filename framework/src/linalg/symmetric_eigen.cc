@@ -31,9 +31,9 @@ class SpectraOperator {
 }  // namespace
 
 bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
-                        Eigen::MatrixXd& vectors) {
+                        Eigen::MatrixXd& vectors, const LanczosSettings& settings) {
   SpectraOperator op(S, n);
-  const Index ncv = std::min(n, std::max<Index>(2 * k + 1, 20));
+  const Index ncv = std::min(n, std::max<Index>(2 * k + 1, settings.min_ncv));
   if (n <= 300 || ncv <= k + 1) {
     Eigen::MatrixXd dense(n, n);
     Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
@@ -56,7 +56,7 @@ bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme wh
   Spectra::SymEigsSolver<SpectraOperator> eigs(op, k, ncv);
   eigs.init();
   eigs.compute(which == Extreme::kLargest ? Spectra::SortRule::LargestAlge : Spectra::SortRule::SmallestAlge, 1000,
-               1e-8);
+               settings.tolerance);
   if (eigs.info() != Spectra::CompInfo::Successful) return false;
   values = eigs.eigenvalues();
   vectors = eigs.eigenvectors();

@@ -13,11 +13,17 @@ using SymmetricOperator = std::function<void(const Matrix& x, Matrix& y)>;
 
 enum class Extreme { kLargest, kSmallest };
 
+// Lanczos' settings: its Krylov space at least `min_ncv` vectors, its relative tolerance.
+struct LanczosSettings {
+  Index min_ncv = 20;
+  double tolerance = 1e-8;
+};
+
 // The k eigenpairs of S at the `which` end of its spectrum (algebraic order), the most extreme
 // first. Dense (Eigen, S built column by column and symmetrised) for n <= 300 or when Lanczos
-// has no room (ncv = min(n, max(2k + 1, 20)) <= k + 1); Lanczos (Spectra, 1000 restarts, 1e-8)
+// has no room (ncv = min(n, max(2k + 1, min_ncv)) <= k + 1); Lanczos (Spectra, 1000 restarts)
 // otherwise. False when Lanczos does not converge.
 bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
-                        Eigen::MatrixXd& vectors);
+                        Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
 
 }  // namespace sdprl::linalg

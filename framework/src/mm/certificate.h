@@ -57,8 +57,8 @@ double objective_value(const Model& model, const Loss& loss, const Regularizatio
 // the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice. With `descent`,
 // the `directions` smallest eigenpairs of S(y) are computed (instead of one) and its negative
 // ones returned there.
-Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                    const Vector& multipliers, Index directions = 1, Descent* descent = nullptr);
+SDPRL_API Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
+                              const Vector& multipliers, Index directions = 1, Descent* descent = nullptr);
 
 // The step of a new column: the s >= 0 that minimises the weighted l1 surrogate of F along
 // Z + s v v^T, sum_tau w_tau |r_tau + s q_tau| + s c, exactly (it is convex and piecewise linear

@@ -251,6 +251,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                                                  {"relative_gap", number(c.relative_gap)},
                                                  {"lambda_min", number(c.lambda_min)},
                                                  {"trace_bound", number(c.trace_bound)},
+                                                 {"time", number(c.seconds)},
                                                  {"note", c.note}}
                                 : nlohmann::json{{"computed", false}, {"note", c.note}};
   const PolishReport& p = s.polish;
