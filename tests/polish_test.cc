@@ -9,6 +9,7 @@
 #include <random>
 
 #include "linalg/minres.h"
+#include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
 #include "sdprl/solver.h"
 #include "test_models.h"
@@ -140,6 +141,23 @@ TEST(Polish, NotTriedWhereItCannotHelp) {
   EXPECT_GT(low.certificate.relative_gap, 0.1);
   EXPECT_FALSE(low.polish.tried);
   EXPECT_NE(low.polish.note.find("above 0.1"), std::string::npos) << low.polish.note;
+}
+
+// Lanczos' k smallest eigenpairs (n > 300, so not the dense path) come most negative first, as
+// the certificate's lambda_min and the staircase's directions read them; Spectra's own default
+// order is the reverse.
+TEST(Lanczos, SmallestEigenpairsComeMostNegativeFirst) {
+  const Index n = 400;
+  Vector d(n);
+  for (Index i = 0; i < n; ++i) d[i] = -50.0 + 0.25 * static_cast<double>((i * 37) % n);  // -50 .. 49.75
+  const linalg::SymmetricOperator S = [&d](const Matrix& x, Matrix& y) { y = d.asDiagonal() * x; };
+  Eigen::VectorXd values;
+  Eigen::MatrixXd vectors;
+  ASSERT_TRUE(linalg::extreme_eigenpairs(S, n, 5, linalg::Extreme::kSmallest, values, vectors));
+  for (Index j = 0; j < 5; ++j) EXPECT_NEAR(values[j], -50.0 + 0.25 * static_cast<double>(j), 1e-6);
+  for (Index j = 0; j < 5; ++j) EXPECT_NEAR((d.asDiagonal() * vectors.col(j) - values[j] * vectors.col(j)).norm(), 0.0, 1e-4);
+  ASSERT_TRUE(linalg::extreme_eigenpairs(S, n, 3, linalg::Extreme::kLargest, values, vectors));
+  for (Index j = 0; j < 3; ++j) EXPECT_NEAR(values[j], 49.75 - 0.25 * static_cast<double>(j), 1e-6);
 }
 
 // The certificate's coarse lambda_min (mm/certificate.cc: Lanczos to 1e-2, taken from below) on

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "sdprl/export.h"
 #include "sdprl/types.h"
 
 namespace sdprl::linalg {
@@ -23,7 +24,7 @@ struct LanczosSettings {
 // first. Dense (Eigen, S built column by column and symmetrised) for n <= 300 or when Lanczos
 // has no room (ncv = min(n, max(2k + 1, min_ncv)) <= k + 1); Lanczos (Spectra, 1000 restarts)
 // otherwise. False when Lanczos does not converge.
-bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
-                        Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
+SDPRL_API bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
+                                  Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
 
 }  // namespace sdprl::linalg
