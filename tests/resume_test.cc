@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <sstream>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -287,6 +288,52 @@ TEST_F(ResumeTest, ResumeFromAPeriodicCheckpointEndsWithTheUninterruptedResult) 
   sdprl::run_model(req);
   ASSERT_TRUE(fs::exists(killed / "checkpoint.sdprl"));
   resume_in_process_and_compare(killed, ref, k + 1);
+}
+
+// solver.lambda_path: each lambda after the first starts from the previous one's result, which a
+// checkpoint taken between two lambdas must hold (Checkpoint::last_X). Interrupted as the first
+// lambda ends (row-split, which ends on the step the hook sees last, so the checkpoint falls
+// between the lambdas), resumed: the second starts where the uninterrupted run's did, and the
+// grid ends with its result; and the path changed the start (the second lambda's first F is the
+// first's end plus the regularizer's change, far below the spectral start's).
+TEST_F(ResumeTest, InterruptBetweenLambdasOfAPathThenResumeEndsWithTheUninterruptedResult) {
+  const Overrides path = {{"regularizer.lambda", "[0.5, 1.0]"}, {"solver.lambda_path", "true"},
+                          {"solver.admm.xt_step", "\"row-split\""}};
+  const fs::path ref = in_process_reference(path);
+  const json grid = json::parse(read_text(ref / "summary.json")).at("lambda_grid");
+  ASSERT_EQ(grid.size(), 2u);
+  const int first_steps = grid[0].at("mm_iterations").get<int>();
+  const fs::path out = dir() / "interrupted";
+  std::atomic<bool> stop{false};
+  sdprl::RunRequest req = in_process_run(out, path);
+  req.interrupt = &stop;
+  int lambdas_started = 0;
+  req.after_mm_step = [&](const sdprl::TraceRow& row) {
+    if (row.mm_iteration == 1) ++lambdas_started;
+    if (lambdas_started == 1 && row.mm_iteration == first_steps) stop.store(true);  // the first lambda's last step
+  };
+  const sdprl::RunResult r = sdprl::run_model(req);
+  EXPECT_EQ(r.summary.status, sdprl::SolverStatus::kInterrupted);
+  ASSERT_EQ(r.trials.size(), 1u);
+  EXPECT_EQ(r.trials[0].summary.status, sdprl::SolverStatus::kConverged) << "the first lambda finished";
+  ASSERT_TRUE(fs::exists(out / "checkpoint.sdprl"));
+  resume_in_process_and_compare(out, ref, 1);
+  const json resumed = json::parse(read_text(out / "summary.json")).at("lambda_grid");
+  EXPECT_EQ(resumed[1].at("objective"), grid[1].at("objective"));
+  EXPECT_EQ(resumed[1].at("mm_iterations"), grid[1].at("mm_iterations"));
+  // Without the path the second lambda starts from the spectral start again.
+  const fs::path cold = dir() / "cold";
+  sdprl::run_model(in_process_run(cold, {path[0], path[2]}));
+  const std::string trace = read_text(ref / "trace.csv"), cold_trace = read_text(cold / "trace.csv");
+  auto first_objective_of_second = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line))
+      if (line.rfind("1,1,", 0) == 0) return std::stod(line.substr(4, line.find(',', 4) - 4));
+    return std::nan("");
+  };
+  EXPECT_LT(first_objective_of_second(trace), 0.9 * first_objective_of_second(cold_trace));
 }
 
 // The real signals, through `sdprl run` (tools/sdprl/main.cc installs the handler). SIGKILL after

@@ -174,6 +174,10 @@ struct SolverOptions {
   // is one restart of MM (fresh ADMM state and tolerance schedule), which lowered F by 1% on NPKL
   // a1a, where the first run had stalled: see docs/paper-results.md (NPKL).
   bool l1_warm_start = false;
+  // A lambda grid (sdprl run): each lambda after the first starts from the previous lambda's result
+  // in place of `init` (and its l1 warm start, if any, from there), as regularisation paths are
+  // solved (glmnet). Read by the runner; solve() itself sees one lambda.
+  bool lambda_path = false;
   std::uint64_t seed = 1;            // for the Gaussian start
   // Threads of the row loops (OpenMP); 0 = OpenMP's default (OMP_NUM_THREADS, else every core).
   // The result is bit-identical for any thread count (fixed chunks, partial sums added in order).

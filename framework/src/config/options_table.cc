@@ -215,6 +215,10 @@ std::vector<SolverOption> make_table() {
   t.push_back(boolean_option("l1_warm_start", SDPRL_MEMBER(l1_warm_start),
                              "first solve the convex l1 problem from the start above, then start the chosen "
                              "loss from its solution"));
+  t.push_back(boolean_option("lambda_path", SDPRL_MEMBER(lambda_path),
+                             "a lambda grid: each lambda after the first starts from the previous lambda's result "
+                             "in place of init (its l1 warm start, if any, then runs from there); with the rank "
+                             "staircase, from the previous result's rank"));
   t.push_back(integer_option("seed", SDPRL_MEMBER(seed), NumberRule::non_negative(),
                              "seed of the Gaussian start and of the applications' synthetic data"));
   t.push_back(integer_option("print_every", SDPRL_MEMBER(print_every), count,

@@ -31,8 +31,8 @@ constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 // after its time. Version 10: the state's tau trial (reference, not before) after its tight flag, and
 // the summary's undone tau trials after its over-relaxed steps. Version 11: NPKL's auto runs hold
 // the exact surrogate's multipliers; version 12: CMVU's too, version 13: SNMF's (same fields,
-// other meaning).
-constexpr std::uint32_t kVersion = 13;
+// other meaning). Version 14: the last finished lambda's factor after the best one's.
+constexpr std::uint32_t kVersion = 14;
 constexpr std::uint64_t kByteOrderProbe = 0x0102030405060708ull;
 
 // FNV-1a of data[0, size), continuing from `h` (the offset basis starts a new hash).
@@ -264,6 +264,7 @@ void checkpoint_fields(Io& io, C& c) {
   io.field(c.best);
   io.check(c.trials.empty() || c.best < c.trials.size(), "the best lambda's index out of range");
   io.field(c.best_X);
+  io.field(c.last_X);
   io.flag(c.has_state);
 }
 

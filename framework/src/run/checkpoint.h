@@ -36,6 +36,9 @@ struct Checkpoint {
   std::vector<LambdaTrial> trials;
   std::uint64_t best = 0;
   Matrix best_X;
+  // The last finished lambda's factor: the next one's start under solver.lambda_path (empty when
+  // no lambda has finished).
+  Matrix last_X;
   // The current lambda is lambdas[trials.size()]; `state` is its solver state after at least one
   // MM step, or absent when the checkpoint was taken between two lambdas.
   bool has_state = false;

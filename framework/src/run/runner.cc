@@ -574,6 +574,8 @@ RunResult run_model(const RunRequest& request) {
       result.weights = RegularizationWeights{trials[best].lambda, gamma};
     }
   }
+  // The previous lambda's result, the next one's start under lambda_path (SolverOptions).
+  Matrix last_X = resumed ? resumed->last_X : Matrix();
   // The checkpoint: this run's request and the grid so far (the solver adds its state).
   run_detail::Checkpoint saved;
   const std::filesystem::path checkpoint_file = out_dir / run_detail::kCheckpointFile;
@@ -596,6 +598,7 @@ RunResult run_model(const RunRequest& request) {
     saved.trials = result.trials;
     saved.best = best;
     saved.best_X = result.X;
+    saved.last_X = last_X;
     saved.has_state = state != nullptr;
     saved.state_ref = state;  // written from the solver's own copy: no second copy of its ADMM state
     try {
@@ -638,6 +641,15 @@ RunResult run_model(const RunRequest& request) {
     trial.lambda = lambda;
     RegularizationWeights weights{lambda, gamma};
     Matrix X = given_start;
+    // Along the path: from the previous lambda's result (the rank staircase may have changed its
+    // rank, which a fixed rank would refuse: then the run's own start).
+    const bool from_path = options.lambda_path && last_X.size() > 0 &&
+                           (last_X.cols() == rank || base_options.rank == kAutoRank);
+    SolverOptions lambda_options = options;
+    if (from_path) {
+      X = last_X;
+      lambda_options.init = InitKind::kGiven;
+    }
     const SolverState* start = resumed && resumed->has_state && i == first ? &resumed->state : nullptr;
     // A resumed penalty model continues at the penalty its state was solved with.
     if (start && model.infeasibility) weights.gamma = start->summary.weights.gamma;
@@ -649,7 +661,7 @@ RunResult run_model(const RunRequest& request) {
       return true;
     };
     try {
-      trial.summary = solve(model, *loss, weights, options, X, after_step, start, checkpoint);
+      trial.summary = solve(model, *loss, weights, lambda_options, X, after_step, start, checkpoint);
       if (model.infeasibility)
         solve_penalty_path(model, options, !gamma_pinned, given_start, weights, X, trial,
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
@@ -708,6 +720,7 @@ RunResult run_model(const RunRequest& request) {
       result.weights = weights;
       constrained = answer;
     }
+    if (trial.summary.usable() && X.allFinite()) last_X = X;
     result.trials.push_back(std::move(trial));
     // Under several processes they agree (a signal reaches each at its own moment).
     const bool signalled = req.interrupt && req.interrupt->load();
