@@ -253,12 +253,14 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
     // A resumed run (sdprl run --resume): X_k, the counters and the ADMM warm start come from the
     // state; nothing of the start (initialisation, l1 warm start) is repeated.
     if (type != SolverType::kMm) throw Error("solver.type", "only the MM solver can continue from a saved state");
-    // The rank staircase (max_rank) may have raised the saved rank above the option's.
+    // The rank staircase (max_rank) may have raised the saved rank above the option's, and its
+    // stairs drop columns that carry almost nothing, so it may be below it too.
     const Index top = std::max(rank, options.max_rank);
-    if (start->X.rows() != n || start->X.cols() < rank || start->X.cols() > top)
+    const Index bottom = top > rank ? 1 : rank;
+    if (start->X.rows() != n || start->X.cols() < bottom || start->X.cols() > top)
       throw Error("solver", "the saved state's X is " + std::to_string(start->X.rows()) + " x " +
                                 std::to_string(start->X.cols()) + ", the model needs " + std::to_string(n) + " x " +
-                                (top > rank ? std::to_string(rank) + " to " + std::to_string(top)
+                                (top > rank ? std::to_string(bottom) + " to " + std::to_string(top)
                                             : std::to_string(rank)));
     summary.rank = start->X.cols();
     if (start->k < 1) throw Error("solver", "the saved state has no MM step");
