@@ -809,7 +809,7 @@ class MmLoop {
     // minimiser is not X, so it never certifies and every run would climb to max_rank (the
     // quickstart's leaky-MCP, m = 1000, lambda = 1, coupled, from rank 2: rank 6 at once, test
     // RMSE 0.1349).
-    if (room <= 0 || !exact_ || model_.constraint || !linear_loss(loss_)) return false;
+    if (!may_climb()) return false;
     state_.unpack();
     if (state_.nu.size() != model_.terms->size()) return false;
     const ConstraintSet& terms = *model_.terms;
@@ -953,10 +953,14 @@ class MmLoop {
   int steps_on_stair(int k) const {
     return k - (summary_.rank_raises.empty() ? 0 : summary_.rank_raises.back().mm_iteration);
   }
+  // Where the staircase applies: room above the rank, the exact surrogate's multipliers, and a
+  // convex problem (raise_rank() says why).
+  bool may_climb() const {
+    return options_.max_rank > X_.cols() && exact_ && !model_.constraint && linear_loss(loss_);
+  }
   // A settled run that may climb but whose last stair is fewer than kStairSteps steps back.
   bool stair_must_wait(int k) const {
-    return exact_ && options_.max_rank > X_.cols() && !summary_.rank_raises.empty() &&
-           steps_on_stair(k) < kStairSteps && linear_loss(loss_) && !model_.constraint;
+    return may_climb() && !summary_.rank_raises.empty() && steps_on_stair(k) < kStairSteps;
   }
   // The staircase's own settle, for a run whose tolerances are tighter than a stair needs (a
   // stair below the optimum's rank need not be solved to them: sdpa_compare's relative_tolerance =
@@ -966,7 +970,7 @@ class MmLoop {
   // from the trace and the stairs alone, so that a resumed run checks where the uninterrupted one
   // does.
   bool stair_due(int k) const {
-    if (!exact_ || options_.max_rank <= X_.cols()) return false;
+    if (!may_climb()) return false;
     const int since = steps_on_stair(k);
     if (since < kStairSteps || since % kStairSteps != 0) return false;
     const double tolerance = std::max(options_.relative_tolerance, kStairTolerance);
