@@ -9,7 +9,9 @@
 #include "sdprl/constraint.h"
 #include "sdprl/error.h"
 #include "sdprl/terms/all_entries_terms.h"
+#include "sdprl/terms/sparse_matrix_terms.h"
 #include "test_models.h"
+#include "xt_step/blocks.h"
 #include "xt_step/xt_step.h"
 
 namespace sdprl {
@@ -117,6 +119,52 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"dual_coordinate_under_a_constraint", false, SplitMode::kCoupled, true, CgPreconditioner::kAuto, true,
              Kind::kDualCoordinate, CoupledStep::kAuto}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Rows of few rank-one parts (an SDPA constraint X_ii = 1 is one) keep K_i^{-1} implicitly by
+// Woodbury's identity (xt_step/blocks.h): the same solves and Gram products as the dense blocks of
+// gram_row_blocks(), to rounding, in both split modes; only a row of r / 2 parts or more keeps an
+// r x r block.
+TEST(RowBlockInverseParts, WoodburyRowsSolveAsTheDenseBlocks) {
+  const Index n = 24, r = 16;  // above the fixed-size kernels' ranks, where the parts are used
+  std::vector<std::vector<SparseMatrixTerms::Entry>> entries;
+  for (std::int32_t i = 0; i < n; ++i) entries.push_back({{i, i, 1.0}});                  // one part on row i
+  for (std::int32_t i = 3; i + 1 < n; i += 3) entries.push_back({{i, i + 1, 0.7}});      // a part on two rows
+  for (std::int32_t j = 2; j < 12; ++j) entries.push_back({{0, j, 0.3 + 0.01 * j}});     // row 0: 11 parts
+  Model model;
+  model.terms = std::make_shared<SparseMatrixTerms>(n, entries, Vector::Ones(static_cast<Index>(entries.size())));
+  auto loss = load_loss("l1");
+  for (const SplitMode mode : {SplitMode::kCoupled, SplitMode::kRowSplit}) {
+    SCOPED_TRACE(to_string(mode));
+    Surrogate h(model, *loss, {0.5, 0.0}, mode, r);
+    std::mt19937_64 rng(3);
+    h.update(random_matrix(n, r, 1.0, rng));
+    xt_step::RowBlockInverse blocks;
+    const double trace = blocks.build(h);
+    const double rho = 3.0, rho_k = 0.25;
+    blocks.factor(h, rho, rho_k);
+    ASSERT_TRUE(blocks.built(n, r));
+    EXPECT_EQ(blocks.inverse().size(), static_cast<std::size_t>(r * r));  // row 0's block alone
+
+    Matrix gram;
+    h.linearization().gram_row_blocks(gram);
+    double expected_trace = 0.0;
+    const Matrix R = random_matrix(n, r, 1.0, rng);
+    Matrix solved, product;
+    blocks.apply(R, solved);
+    blocks.apply_gram(R, product);
+    for (Index i = 0; i < n; ++i) {
+      const Matrix G = gram.middleRows(i * r, r);
+      expected_trace += G.trace();
+      Matrix K = rho * G;
+      K.diagonal().array() += 2.0 * h.b_diagonal()[i] + rho_k;
+      const Vector x = K.llt().solve(Vector(R.row(i).transpose()));
+      EXPECT_LT((Vector(solved.row(i).transpose()) - x).norm(), 1e-12 * x.norm()) << "row " << i;
+      const Vector g = G * R.row(i).transpose();
+      EXPECT_LT((Vector(product.row(i).transpose()) - g).norm(), 1e-12 * g.norm()) << "row " << i;
+    }
+    EXPECT_NEAR(trace, expected_trace, 1e-12 * expected_trace);
+  }
+}
 
 // A constraint whose projection couples rows (a Frobenius ball) keeps the generic constraint split
 // with the exact row blocks: the fused pass projects one row at a time.

@@ -11,13 +11,15 @@
 #include <utility>
 
 #include "sdprl/error.h"
+#include "terms/row_factors.h"
 
 namespace sdprl {
 namespace {
 
 // Both modes share the rows p_q = w_k (S_k X_k)_i, one per support position q (row i of term k):
 // in coupled mode term k's P_k has exactly these rows; in row-split mode each is a half-term.
-class SparseMatrixLinearization final : public TermLinearization {
+// The rows p_q are also row block i's rank-one parts (terms/row_factors.h).
+class SparseMatrixLinearization final : public TermLinearization, public terms::RowFactors {
  public:
   SparseMatrixLinearization(const SparseMatrixTerms& terms, SplitMode mode) : terms_(terms), mode_(mode) {
     const Index m = terms.size();
@@ -26,6 +28,14 @@ class SparseMatrixLinearization final : public TermLinearization {
     owner_.resize(total);
     for (Index k = 0; k < m; ++k)
       for (Index q = terms.support_begin(k); q < terms.support_begin(k + 1); ++q) owner_[q] = static_cast<std::int32_t>(k);
+    // The support positions grouped by row (a counting sort, positions ascending within a row).
+    const auto& support = terms.support_rows();
+    row_ptr_.assign(static_cast<std::size_t>(terms.dimension() + 1), 0);
+    for (Index q = 0; q < total; ++q) ++row_ptr_[static_cast<std::size_t>(support[q]) + 1];
+    for (std::size_t i = 1; i < row_ptr_.size(); ++i) row_ptr_[i] += row_ptr_[i - 1];
+    row_order_.resize(static_cast<std::size_t>(total));
+    std::vector<Index> next(row_ptr_.begin(), row_ptr_.end() - 1);
+    for (Index q = 0; q < total; ++q) row_order_[static_cast<std::size_t>(next[static_cast<std::size_t>(support[q])]++)] = q;
     block_ptr_.assign(static_cast<std::size_t>(m), -1);
     if (mode_ == SplitMode::kCoupled) make_abs_blocks();
   }
@@ -121,6 +131,10 @@ class SparseMatrixLinearization final : public TermLinearization {
       blocks.middleRows(support[q] * r, r).noalias() += P_.row(q).transpose() * P_.row(q);
   }
 
+  const std::vector<Index>& factor_offsets() const override { return row_ptr_; }
+  const std::vector<Index>& factor_order() const override { return row_order_; }
+  const Matrix& factors() const override { return P_; }
+
  private:
   // |S_k| = V |Lambda| V^T of every term with off-diagonal entries and a support of at most
   // kMaxExactSupport rows, column-major s x s at blocks_[block_ptr_[k]].
@@ -171,6 +185,7 @@ class SparseMatrixLinearization final : public TermLinearization {
 
   const SparseMatrixTerms& terms_;
   SplitMode mode_;
+  std::vector<Index> row_ptr_, row_order_;  // the positions of each row (factor_offsets, factor_order)
   Eigen::SparseMatrix<double> curvature_;  // C, when some term has a dense |S| block
   std::vector<std::int32_t> owner_;  // the term of each support position
   std::vector<Index> block_ptr_;     // offset of term k's |S| block in blocks_, or -1

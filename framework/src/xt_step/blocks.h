@@ -7,17 +7,25 @@
 
 #include "mm/surrogate.h"
 #include "sdprl/types.h"
+#include "terms/row_factors.h"
 #include "xt_step/xt_step.h"
 
 namespace sdprl::xt_step {
 
 // The n inverted blocks K_i^{-1} (r x r, row-major) from TermLinearization::gram_row_blocks.
-class RowBlockInverse {
+// Where the linearisation offers its blocks' rank-one parts (terms/row_factors.h), a row of d < r / 2
+// parts keeps K_i^{-1} = (I - W_i^T W_i) / s_i implicitly (W_i: d x r, Woodbury's identity), so
+// that building, factoring and applying it cost O(d r) and O(d r^2) instead of O(r^2) and O(r^3);
+// the other rows are dense blocks as before. (inverse() and gram() are the dense form, which the
+// fused row pass uses: its entry terms offer no parts.)
+class SDPRL_API RowBlockInverse {
  public:
   // Gram blocks of the surrogate's terms; returns tr(P*P) (the sum of the blocks' traces).
   double build(const Surrogate& s);
   void factor(const Surrogate& s, double rho, double rho_k);
-  bool built(Index n, Index r) const { return inverse_.size() == static_cast<std::size_t>(n * r * r); }
+  bool built(Index n, Index r) const {
+    return parts_ ? factored_ && n_ == n && r_ == r : inverse_.size() == static_cast<std::size_t>(n * r * r);
+  }
   // out.row(i) = K_i^{-1} R.row(i).
   void apply(const Matrix& R, Matrix& out) const;
   // out = P*P D (exact P*P when the rows are decoupled).
@@ -28,8 +36,17 @@ class RowBlockInverse {
   const double* inverse_data() const { return inverse_.data(); }
 
  private:
-  Matrix gram_;                  // (n r) x r
-  std::vector<double> inverse_;  // n r^2
+  Matrix gram_;                  // (n r) x r (without parts)
+  std::vector<double> inverse_;  // n r^2 (without parts); with parts the dense rows' blocks only
+  // With parts (terms::RowFactors): their copy F_ at build(), row after row from offsets_; per row
+  // its dense block's index in inverse_ (-1: implicit) and 1 / s_i; W_i's rows in W_ beside F_'s.
+  bool parts_ = false;
+  std::vector<Index> offsets_, dense_slot_;
+  Matrix F_;
+  Vector inverse_shift_;
+  Matrix W_;
+  Index n_ = 0, r_ = 0;
+  bool factored_ = false;
 };
 
 // One block for every row (TermLinearization::shared_gram_block): G_s = V diag(g) V^T, so that
