@@ -122,13 +122,15 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Rows of few rank-one parts (an SDPA constraint X_ii = 1 is one) keep K_i^{-1} implicitly by
 // Woodbury's identity (xt_step/blocks.h): the same solves and Gram products as the dense blocks of
-// gram_row_blocks(), to rounding, in both split modes; only a row of r / 2 parts or more keeps an
-// r x r block.
+// gram_row_blocks(), to rounding, in both split modes, on rows of 0, 1, 2 (one pair dependent) and
+// 3 parts; only a row of r / 2 parts or more keeps an r x r block. The parts are copied at build():
+// a later update of the surrogate does not change the factored blocks.
 TEST(RowBlockInverseParts, WoodburyRowsSolveAsTheDenseBlocks) {
   const Index n = 24, r = 16;  // above the fixed-size kernels' ranks, where the parts are used
   std::vector<std::vector<SparseMatrixTerms::Entry>> entries;
-  for (std::int32_t i = 0; i < n; ++i) entries.push_back({{i, i, 1.0}});                  // one part on row i
-  for (std::int32_t i = 3; i + 1 < n; i += 3) entries.push_back({{i, i + 1, 0.7}});      // a part on two rows
+  for (std::int32_t i = 0; i + 1 < n; ++i) entries.push_back({{i, i, 1.0}});             // one part; row 23: none
+  entries.push_back({{5, 5, 2.0}});                                                       // row 5: a dependent pair
+  for (std::int32_t i = 3; i + 2 < n; i += 3) entries.push_back({{i, i + 1, 0.7}});      // a part on two rows
   for (std::int32_t j = 2; j < 12; ++j) entries.push_back({{0, j, 0.3 + 0.01 * j}});     // row 0: 11 parts
   Model model;
   model.terms = std::make_shared<SparseMatrixTerms>(n, entries, Vector::Ones(static_cast<Index>(entries.size())));
@@ -147,6 +149,8 @@ TEST(RowBlockInverseParts, WoodburyRowsSolveAsTheDenseBlocks) {
 
     Matrix gram;
     h.linearization().gram_row_blocks(gram);
+    const Vector bd = h.b_diagonal();
+    h.update(random_matrix(n, r, 1.0, rng));  // another iterate: the blocks keep build()'s parts
     double expected_trace = 0.0;
     const Matrix R = random_matrix(n, r, 1.0, rng);
     Matrix solved, product;
@@ -156,13 +160,19 @@ TEST(RowBlockInverseParts, WoodburyRowsSolveAsTheDenseBlocks) {
       const Matrix G = gram.middleRows(i * r, r);
       expected_trace += G.trace();
       Matrix K = rho * G;
-      K.diagonal().array() += 2.0 * h.b_diagonal()[i] + rho_k;
+      K.diagonal().array() += 2.0 * bd[i] + rho_k;
       const Vector x = K.llt().solve(Vector(R.row(i).transpose()));
       EXPECT_LT((Vector(solved.row(i).transpose()) - x).norm(), 1e-12 * x.norm()) << "row " << i;
       const Vector g = G * R.row(i).transpose();
-      EXPECT_LT((Vector(product.row(i).transpose()) - g).norm(), 1e-12 * g.norm()) << "row " << i;
+      EXPECT_LE((Vector(product.row(i).transpose()) - g).norm(), 1e-12 * g.norm()) << "row " << i;
     }
     EXPECT_NEAR(trace, expected_trace, 1e-12 * expected_trace);
+
+    // s_i / rho far below rounding: the dependent pair's LLT takes the dense blocks' ridge, and
+    // every solve stays finite.
+    blocks.factor(h, 1e20, 0.0);
+    blocks.apply(R, solved);
+    EXPECT_TRUE(solved.allFinite());
   }
 }
 

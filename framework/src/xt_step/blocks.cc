@@ -2,13 +2,16 @@
 #include "xt_step/blocks.h"
 
 #include <Eigen/Eigenvalues>
+#include <cmath>
 
 #include "admm/row_kernel.h"
 #include "rows/row_blocks.h"
+#include "terms/row_factors.h"
 
 namespace sdprl::xt_step {
 namespace {
-// The largest rank of detail::with_rank's fixed-size kernels.
+// Ranks up to this keep the dense blocks (the fixed-size kernels of detail::with_rank serve r <= 8
+// and r = 10).
 constexpr Index kDenseRanks = 10;
 }  // namespace
 
@@ -17,7 +20,8 @@ double RowBlockInverse::build(const Surrogate& s) {
   // The parts only above the fixed-size kernels' ranks (detail::with_rank): their dense blocks are
   // cheap, and their runs stay bit for bit those of gram_row_blocks() (SDPLIB's hinf1, rank 5, is
   // so sensitive to rounding that G_i summed in another order ended it 10x farther from the optimum).
-  const auto* parts = r > kDenseRanks ? dynamic_cast<const terms::RowFactors*>(&s.linearization()) : nullptr;
+  const auto* parts =
+      use_parts_ && r > kDenseRanks ? dynamic_cast<const terms::RowFactors*>(&s.linearization()) : nullptr;
   parts_ = parts != nullptr;
   factored_ = false;
   if (parts_) {
@@ -67,7 +71,8 @@ void RowBlockInverse::factor(const Surrogate& s, double rho, double rho_k) {
   W_.resize(F_.rows(), r);
 #pragma omp parallel if (n * r * r > detail::kParallelWork)
   {
-    Matrix G, M, W;
+    Matrix G, M;
+    Eigen::LLT<Matrix> llt;
 #pragma omp for schedule(static)
     for (Index i = 0; i < n; ++i) {
       const Index begin = offsets[static_cast<std::size_t>(i)], d = offsets[static_cast<std::size_t>(i) + 1] - begin;
@@ -79,13 +84,23 @@ void RowBlockInverse::factor(const Surrogate& s, double rho, double rho_k) {
         detail::invert_row_block(G.data(), bd[i], rho, rho_k, r, inverse_.data() + slot * r * r);
         continue;
       }
+      inverse_shift_[i] = 1.0 / si;
+      auto W = W_.middleRows(begin, d);
+      if (d == 1) {  // an SDPA constraint X_ii = 1: W = p / sqrt(|p|^2 + s_i / rho)
+        W = F / std::sqrt(F.squaredNorm() + si / rho);
+        continue;
+      }
       M.noalias() = F * F.transpose();
       M.diagonal().array() += si / rho;
-      const Eigen::LLT<Matrix> llt(M);
+      llt.compute(M);
+      if (llt.info() != Eigen::Success) {
+        // s_i / rho below rounding against parts that are (nearly) dependent: the ridge of the dense
+        // blocks (detail::invert_row_block).
+        M.diagonal().array() += 1e-12 * M.trace() + 1e-300;
+        llt.compute(M);
+      }
       W = F;
       llt.matrixL().solveInPlace(W);
-      W_.middleRows(begin, d) = W;
-      inverse_shift_[i] = 1.0 / si;
     }
   }
   factored_ = true;

@@ -7,7 +7,6 @@
 
 #include "mm/surrogate.h"
 #include "sdprl/types.h"
-#include "terms/row_factors.h"
 #include "xt_step/xt_step.h"
 
 namespace sdprl::xt_step {
@@ -20,6 +19,9 @@ namespace sdprl::xt_step {
 // fused row pass uses: its entry terms offer no parts.)
 class SDPRL_API RowBlockInverse {
  public:
+  // use_parts = false: always the dense form, for a caller that reads gram() and inverse() (the
+  // fused row pass).
+  explicit RowBlockInverse(bool use_parts = true) : use_parts_(use_parts) {}
   // Gram blocks of the surrogate's terms; returns tr(P*P) (the sum of the blocks' traces).
   double build(const Surrogate& s);
   void factor(const Surrogate& s, double rho, double rho_k);
@@ -40,7 +42,7 @@ class SDPRL_API RowBlockInverse {
   std::vector<double> inverse_;  // n r^2 (without parts); with parts the dense rows' blocks only
   // With parts (terms::RowFactors): their copy F_ at build(), row after row from offsets_; per row
   // its dense block's index in inverse_ (-1: implicit) and 1 / s_i; W_i's rows in W_ beside F_'s.
-  bool parts_ = false;
+  bool use_parts_ = true, parts_ = false;
   std::vector<Index> offsets_, dense_slot_;
   Matrix F_;
   Vector inverse_shift_;

@@ -32,7 +32,7 @@ class FusedRows final : public XtStep {
   class RowStep;  // rebuild_and_iterate()'s RowConsumer
   static void mark_partial(const detail::RowShares& shares, AdmmState& state);
   bool fuse_rebuild_;
-  RowBlockInverse blocks_;
+  RowBlockInverse blocks_{/*use_parts=*/false};  // its kernel reads gram() and inverse()
   Index max_degree_ = 0;  // largest number of split terms in one row
   bool gram_stale_ = false;  // the Gram blocks predate the last rebuild_and_iterate() (refreshed on demand)
 };
