@@ -13,9 +13,9 @@ namespace sdprl::xt_step {
 
 // The n inverted blocks K_i^{-1} (r x r, row-major) from TermLinearization::gram_row_blocks.
 // Where the linearisation offers its blocks' rank-one parts (terms/row_factors.h), a row of d < r / 2
-// parts keeps K_i^{-1} = (I - W_i^T W_i) / s_i implicitly (W_i: d x r, Woodbury's identity), so
-// that building, factoring and applying it cost O(d r) and O(d r^2) instead of O(r^2) and O(r^3);
-// the other rows are dense blocks as before. (inverse() and gram() are the dense form, which the
+// parts keeps K_i^{-1} = (I - W_i^T W_i) / s_i implicitly (W_i: d x r, Woodbury's identity): O(d^2 r)
+// to factor and O(d r) to apply instead of O(r^3) and O(r^2); the other rows are dense blocks as
+// before. (inverse() and gram() are the dense form, which the
 // fused row pass uses: its entry terms offer no parts.)
 class SDPRL_API RowBlockInverse {
  public:
