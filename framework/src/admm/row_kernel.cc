@@ -259,7 +259,7 @@ template <int R>
   Eigen::LLT<Mat> llt(K);
   if (llt.info() != Eigen::Success) {
     // Singular block (lambda = 0 and a rank-deficient Gram): as Admm::factor_blocks.
-    K.diagonal().array() += 1e-12 * K.trace() + 1e-300;
+    K.diagonal().array() += kSingularRidge * K.trace() + 1e-300;
     llt.compute(K);
   }
   // K^{-1} = L^{-T} L^{-1}.

@@ -121,6 +121,10 @@ SDPRL_API RowShares row_shares(const Index* offsets, Index n);
 // process contributes the chunks it owns in `shares` (collective).
 RowSums sum_row_sums(const std::vector<RowSums>& rows, const RowShares& shares);
 
+// The ridge a singular row block gets before it is factored again: this times its trace, plus
+// 1e-300 (invert_row_blocks(), and the Woodbury rows of xt_step/blocks.cc).
+constexpr double kSingularRidge = 1e-12;
+
 // K_i^{-1} (r x r, row-major, into out) for K_i = rho gram_i + (2 b_ii + rho_k) I: one block of
 // invert_row_blocks(), the same arithmetic.
 void invert_row_block(const double* gram_block, double b_ii, double rho, double rho_k, Index r, double* out);

@@ -94,9 +94,8 @@ void RowBlockInverse::factor(const Surrogate& s, double rho, double rho_k) {
       M.diagonal().array() += si / rho;
       llt.compute(M);
       if (llt.info() != Eigen::Success) {
-        // s_i / rho below rounding against parts that are (nearly) dependent: the ridge of the dense
-        // blocks (detail::invert_row_block).
-        M.diagonal().array() += 1e-12 * M.trace() + 1e-300;
+        // s_i / rho below rounding against parts that are (nearly) dependent: the dense blocks' ridge.
+        M.diagonal().array() += detail::kSingularRidge * M.trace() + 1e-300;
         llt.compute(M);
       }
       W = F;
