@@ -246,6 +246,39 @@ TEST(Certificate, StaircaseDirectionsCostWhatTheNegativeEigenvaluesNeed) {
   EXPECT_LT(counting->products, 800);
 }
 
+// Near a solution S(y) has a cluster of eigenvalues near 0 (X's columns span its null space), and
+// Lanczos' tolerance is relative to each Ritz value: asked for 16 eigenpairs of which 6 lie in
+// such a cluster, it never converges. certify() asks for them of S + lambda_min I, where every
+// one is at least |lambda_min| from 0. Here S(y) = diag(y) (diagonal terms, multipliers given):
+// 10 eigenvalues in [-1, -0.55], 100 in (0, 1e-8], the rest in [0.1, 1).
+TEST(Certificate, StaircaseDirectionsBesideAClusterAtZero) {
+  const Index n = 400;
+  EntryData d;
+  d.n = n;
+  d.targets = Vector::Ones(n);
+  for (Index i = 0; i < n; ++i) {
+    d.rows.push_back(static_cast<int>(i));
+    d.cols.push_back(static_cast<int>(i));
+  }
+  Model model;
+  model.terms = entry_terms(d);
+  Vector multipliers(n);
+  for (Index i = 0; i < n; ++i)
+    multipliers[i] = i < 10 ? -1.0 + 0.05 * static_cast<double>(i)
+                            : i < 110 ? 1e-10 * static_cast<double>(i - 9) : 0.1 + 0.9 * static_cast<double>(i - 110) / 290.0;
+  std::mt19937_64 rng(7);
+  const Matrix X = random_matrix(n, 2, 1.0, rng);
+  mm::Descent descent;
+  const Certificate c = mm::certify(model, *load_loss("l1"), {0.0, 0.0}, X, multipliers, 200, &descent);
+  ASSERT_TRUE(c.computed) << c.note;
+  ASSERT_EQ(descent.values.size(), 10);
+  for (Index j = 0; j < 10; ++j) {
+    EXPECT_NEAR(descent.values[j], multipliers[j], 1e-6) << j;
+    EXPECT_NEAR(std::abs(descent.vectors(j, j)), 1.0, 1e-6) << j;
+  }
+  EXPECT_NEAR(c.lambda_min, -1.0, 1e-6);
+}
+
 // The paper's synthetic l1 completion (docs/method.md section 5) at m = 500 and 2000 (n > 300: the
 // Lanczos path) with rank "auto": from rank 2 the staircase climbs to the optimum's rank (5 at
 // lambda = 30, where the trace term keeps Z low rank) and the run ends certified optimal, its lower

@@ -59,7 +59,7 @@ bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme wh
   // negative of k smallest eigenvalues first (the staircase on n > 300 read it as lambda_min and
   // found no negative one: quickstart m = 500, l1, rank "auto" stayed at rank 2, lambda_min -29).
   const Spectra::SortRule rule = which == Extreme::kLargest ? Spectra::SortRule::LargestAlge : Spectra::SortRule::SmallestAlge;
-  eigs.compute(rule, 1000, settings.tolerance, rule);
+  eigs.compute(rule, settings.max_restarts, settings.tolerance, rule);
   if (eigs.info() != Spectra::CompInfo::Successful) return false;
   values = eigs.eigenvalues();
   vectors = eigs.eigenvectors();

@@ -18,12 +18,13 @@ enum class Extreme { kLargest, kSmallest };
 struct LanczosSettings {
   Index min_ncv = 20;
   double tolerance = 1e-8;
+  Index max_restarts = 1000;
 };
 
 // The k eigenpairs of S at the `which` end of its spectrum (algebraic order), the most extreme
 // first. Dense (Eigen, S built column by column and symmetrised) for n <= 300 or when Lanczos
 // has no room (ncv = min(n, max(2k + 1, min_ncv)) <= k + 1); Lanczos (Spectra, 1000 restarts)
-// otherwise. False when Lanczos does not converge.
+// otherwise. False when Lanczos does not converge (within settings.max_restarts).
 SDPRL_API bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
                                   Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
 

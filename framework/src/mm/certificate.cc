@@ -70,16 +70,21 @@ constexpr double kCoarseGap = 1e-2;
 // where 20 took 321 at 1e-8).
 constexpr double kFineTolerance = 1e-6;
 constexpr Index kKrylovVectors = 40;
-// The staircase's first request of eigenpairs (certify(): doubled while all are negative).
+// The staircase's first request of eigenpairs (certify(): doubled while all are negative), and
+// Lanczos' restarts for each request: one that reaches into the cluster of S(y)'s eigenvalues
+// near 0 does not converge (m = 500, lambda = 10, rank 94: 32 eigenpairs, 1000 restarts, 0.8 s
+// each time), and the request before it stands.
 constexpr Index kFirstDirections = 16;
+constexpr Index kDirectionRestarts = 100;
 
 // The k smallest eigenpairs of S (k <= n) to a relative tolerance; false when the eigensolver
 // does not converge.
 bool smallest_eigenpairs(const linalg::SymmetricOperator& S, Index n, Index k, double tolerance,
-                         Eigen::VectorXd& values, Eigen::MatrixXd& vectors) {
+                         Eigen::VectorXd& values, Eigen::MatrixXd& vectors, Index max_restarts = 1000) {
   linalg::LanczosSettings lanczos;
   lanczos.min_ncv = kKrylovVectors;
   lanczos.tolerance = tolerance;
+  lanczos.max_restarts = max_restarts;
   return linalg::extreme_eigenpairs(S, n, std::clamp<Index>(k, 1, n), linalg::Extreme::kSmallest, values, vectors,
                                     lanczos);
 }
@@ -171,17 +176,31 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   // The staircase wants every negative eigenvalue there is room for (`directions`), but asking
   // Lanczos for all of them at once costs O(n directions^2) in Spectra's own work whatever their
   // number: at m = 2000 (l1, lambda = 30, rank "auto", room 550) each stair's 550 eigenpairs with
-  // 1101 Krylov vectors took about 7 s, for 3 negative ones. So k grows from kFirstDirections,
-  // doubling while the k-th smallest is still negative: the same negative eigenpairs, at a cost
-  // set by how many there are. (Dense, n <= 300, all come at once anyway.)
-  Index want = descent ? directions : 1;
-  if (descent && n > 300) want = std::min(directions, kFirstDirections);
-  bool solved = false;
-  for (;;) {
-    solved = smallest_eigenpairs(S, n, want, kFineTolerance, eigenvalues, eigenvectors);
-    if (!solved || !descent || want >= directions || eigenvalues.size() < want || !(eigenvalues[want - 1] < 0.0))
-      break;
-    want = std::min(directions, 2 * want);
+  // 1101 Krylov vectors took about 7 s, for 3 negative ones. So (n > 300; the dense solver gives
+  // all at once) lambda_min comes first, then k eigenpairs from kFirstDirections on, doubling
+  // while the k-th smallest is still negative: the same negative eigenpairs, at a cost set by how
+  // many there are. Those k are computed for S + lambda_min I: Spectra's tolerance is relative to
+  // each Ritz value, and near a solution S(y) has a cluster of eigenvalues near 0 (X's columns
+  // span its null space) that a relative 1e-6 never resolves (m = 500, lambda = 10, rank 94: "did
+  // not converge", and the staircase stopped with lambda_min(S) = -0.12); shifted, every wanted
+  // one is at least |lambda_min| away from 0, so the tolerance is 1e-6 |lambda_min| for all.
+  bool solved = smallest_eigenpairs(S, n, descent && n <= 300 ? directions : 1, kFineTolerance, eigenvalues,
+                                    eigenvectors);
+  if (solved && descent && n > 300 && directions > 1 && eigenvalues[0] < 0.0) {
+    const double shift = eigenvalues[0];
+    const linalg::SymmetricOperator shifted = [&](const Matrix& v, Matrix& out) {
+      S(v, out);
+      out += shift * v;
+    };
+    Eigen::VectorXd values;
+    Eigen::MatrixXd vectors;
+    for (Index want = std::min(directions, kFirstDirections);; want = std::min(directions, 2 * want)) {
+      // Where the shifted solve fails, the directions already found stand.
+      if (!smallest_eigenpairs(shifted, n, want, kFineTolerance, values, vectors, kDirectionRestarts)) break;
+      eigenvalues = values.array() - shift;
+      eigenvectors = std::move(vectors);
+      if (want >= directions || eigenvalues.size() < want || !(eigenvalues[want - 1] < 0.0)) break;
+    }
   }
   if (!solved) {
     const double value = c.value;
