@@ -47,6 +47,9 @@ constexpr int kStairSteps = 256;
 constexpr double kStairEnergy = 0.99;
 // X's singular values below this share of the largest are dropped at a stair.
 constexpr double kStairTrim = 1e-3;
+// The relative certified gap above which a stair is taken before its rank has settled
+// (stair_due()): so far from the optimum a missing rank is no artefact of loose multipliers.
+constexpr double kUnsettledGap = 1e-2;
 
 // One MM step's trial point X_k + Xt and what the loop needs of it.
 struct Trial {
@@ -454,7 +457,9 @@ class MmLoop {
       summary_.message = "stopped by the caller";
       return true;
     }
-    if (stair_due(k) && raise_rank(k)) return false;
+    if (const StairCheck due = stair_due(k);
+        due != StairCheck::kNone && raise_rank(k, due == StairCheck::kUnsettled ? kUnsettledGap : 0.0))
+      return false;
     // An over-relaxed step's progress counts: small steps are judged on the step taken.
     const bool small_taken = taken.relative_change < options_.relative_tolerance ||
                              small_over_window(taken.objective, taken.curvature_scale, 1);
@@ -801,9 +806,9 @@ class MmLoop {
   // s that minimises the weighted-l1 surrogate of F along Z + s sum_j a_j v_j v_j^T (so F falls at
   // least as much), and MM goes on at the higher rank with the same multipliers (the m split terms
   // of the exact surrogate do not change with the rank). False, and the run goes on to its proof
-  // or ends, when X is certified, when the step along the directions lowers F by no more than the
-  // stationarity tolerance, or at max_rank.
-  bool raise_rank(int k) {
+  // or ends, when X is certified (or its relative gap is at most min_gap), when the step along the
+  // directions lowers F by no more than the stationarity tolerance, or at max_rank.
+  bool raise_rank(int k, double min_gap = 0.0) {
     const Index r = X_.cols(), room = options_.max_rank - r;
     // Convex losses only: for a concave phi the certificate is the weighted-l1 surrogate's, whose
     // minimiser is not X, so it never certifies and every run would climb to max_rank (the
@@ -820,7 +825,7 @@ class MmLoop {
     // Every negative eigenvalue there is room for: on tests/sdpa_global_test's rank-3 instance all 7
     // at once took the rank to 10 (SDPA's Z: 9) in one stair, where r at a time took 14 stairs.
     const Certificate c = certify(model_, loss_, surrogate_->weights_used(), X_, scaled, room, &descent);
-    if (!c.computed || c.relative_gap <= options_.stationarity_tolerance ||
+    if (!c.computed || c.relative_gap <= std::max(options_.stationarity_tolerance, min_gap) ||
         descent.values.size() == 0)
       return false;
 
@@ -962,24 +967,28 @@ class MmLoop {
   bool stair_must_wait(int k) const {
     return may_climb() && !summary_.rank_raises.empty() && steps_on_stair(k) < kStairSteps;
   }
-  // The staircase's own settle, for a run whose tolerances are tighter than a stair needs (a
-  // stair below the optimum's rank need not be solved to them: sdpa_compare's relative_tolerance =
-  // 1e-10 kept n = 100 at rank 2 for 20000 MM steps): the last `consecutive` steps at this rank
-  // changed F by less than kStairTolerance. Checked kStairSteps, 2 kStairSteps, 3 kStairSteps, ...
-  // steps after the last stair, so that a rank that proves enough costs few eigensolves; read
-  // from the trace and the stairs alone, so that a resumed run checks where the uninterrupted one
-  // does.
-  bool stair_due(int k) const {
-    if (!may_climb()) return false;
+  // The staircase's own checks, kStairSteps, 2 kStairSteps, 3 kStairSteps, ... MM steps after the
+  // last stair (so that a rank that proves enough costs few eigensolves): kSettled when the last
+  // `consecutive` steps at this rank changed F by less than kStairTolerance (a run whose
+  // tolerances are tighter than a stair needs: sdpa_compare's relative_tolerance = 1e-10 kept
+  // n = 100 at rank 2 for 20000 MM steps), else kUnsettled, where raise_rank() climbs only when
+  // the certified gap is above kUnsettledGap. Settling at rank 34 of sdpa_compare's n = 100 took
+  // 1280 MM steps, with the gap at 0.2 long before: with the unsettled stairs the run goes
+  // 2 -> 34 -> 53 -> 58 -> 60 (SDPA's rank) and reaches 1e-4 of the optimum at MM step 864
+  // instead of 2540. Read from the trace and the stairs alone, so that a resumed run checks
+  // where the uninterrupted one does.
+  enum class StairCheck { kNone, kSettled, kUnsettled };
+  StairCheck stair_due(int k) const {
+    if (!may_climb()) return StairCheck::kNone;
     const int since = steps_on_stair(k);
-    if (since < kStairSteps || since % kStairSteps != 0) return false;
+    if (since < kStairSteps || since % kStairSteps != 0) return StairCheck::kNone;
     const double tolerance = std::max(options_.relative_tolerance, kStairTolerance);
     const auto& trace = summary_.trace;
     const std::size_t c = static_cast<std::size_t>(options_.consecutive);
-    if (trace.size() < c) return false;
+    if (trace.size() < c) return StairCheck::kUnsettled;
     for (std::size_t i = trace.size() - c; i < trace.size(); ++i)
-      if (!(trace[i].relative_change < tolerance)) return false;
-    return true;
+      if (!(trace[i].relative_change < tolerance)) return StairCheck::kUnsettled;
+    return StairCheck::kSettled;
   }
 
   // y_tau / w_tau from the exact surrogate's multipliers: the term of split term h is
