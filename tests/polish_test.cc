@@ -11,6 +11,8 @@
 #include "linalg/minres.h"
 #include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
+#include "sdprl/terms/sparse_matrix_terms.h"
+#include "terms/term_subset.h"
 #include "sdprl/completion/synthetic.h"
 #include "sdprl/solver.h"
 #include "test_models.h"
@@ -182,6 +184,49 @@ TEST(Certificate, CoarseEigenvalueBoundsFromBelow) {
   EXPECT_LE(coarse.lower_bound, fine.lower_bound);
   EXPECT_GT(coarse.relative_gap, 1e-2);
   EXPECT_FALSE(coarse.optimal || fine.optimal);
+}
+
+// The polish's and the staircase's B and B^T run on the fitted terms as a set of their own
+// (terms/term_subset.h): for each of the framework's families the subset's values and adjoint are
+// the whole set's restricted to those terms.
+TEST(TermSubset, ValuesAndAdjointAreTheWholeSetsOnThoseTerms) {
+  const Index n = 30;
+  EntryData d = random_entries(n, 200, 11);
+  for (std::size_t k = 0; k < d.rows.size(); ++k)  // distance terms need i != j
+    if (d.rows[k] == d.cols[k]) d.cols[k] = (d.cols[k] + 1) % static_cast<int>(n);
+  std::vector<std::vector<SparseMatrixTerms::Entry>> sparse(40);
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> idx(0, static_cast<int>(n) - 1);
+  std::normal_distribution<double> normal;
+  for (auto& q : sparse)
+    for (int e = 0; e < 4; ++e) q.push_back({idx(rng), idx(rng), normal(rng)});
+  Vector sparse_targets(40);
+  for (Index k = 0; k < 40; ++k) sparse_targets[k] = normal(rng);
+  const std::vector<std::shared_ptr<const ConstraintSet>> sets = {
+      entry_terms(d), std::make_shared<DistanceTerms>(n, d.rows, d.cols, d.targets),
+      std::make_shared<SparseMatrixTerms>(n, sparse, sparse_targets)};
+  const Matrix X = random_matrix(n, 3, 1.0, rng);
+  for (const auto& set : sets) {
+    const std::vector<Index> which = {7, 0, 3, 19, 3, 25};
+    const auto sub = detail::term_subset(*set, which);
+    ASSERT_NE(sub, nullptr) << set->family();
+    ASSERT_EQ(sub->size(), static_cast<Index>(which.size()));
+    EXPECT_EQ(sub->family(), set->family());
+    Vector all, part;
+    set->evaluate(X, all);
+    sub->evaluate(X, part);
+    Vector e(static_cast<Index>(which.size())), full = Vector::Zero(set->size());
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      EXPECT_NEAR(part[static_cast<Index>(k)], all[which[k]], 1e-12) << set->family();
+      EXPECT_EQ(sub->targets()[static_cast<Index>(k)], set->targets()[which[k]]);
+      e[static_cast<Index>(k)] = normal(rng);
+      full[which[k]] += e[static_cast<Index>(k)];
+    }
+    Matrix A, B;
+    set->apply_adjoint_sym(full, X, A);
+    sub->apply_adjoint_sym(e, X, B);
+    EXPECT_LE((A - B).norm(), 1e-12 * A.norm()) << set->family();
+  }
 }
 
 // A ConstraintSet that counts its products with S(y) (apply_adjoint_sym), as Lanczos makes them.

@@ -8,6 +8,7 @@
 
 #include "linalg/minres.h"
 #include "mm/certificate.h"
+#include "terms/term_subset.h"
 
 namespace sdprl::mm {
 namespace {
@@ -38,7 +39,8 @@ constexpr int kRounds = 8;
 class Kkt {
  public:
   Kkt(const Model& model, const RegularizationWeights& weights, const std::vector<Index>& fitted)
-      : model_(model), terms_(*model.terms), weights_(weights), fitted_(fitted) {}
+      : model_(model), terms_(*model.terms), weights_(weights), fitted_(fitted),
+        fitted_terms_(detail::term_subset(terms_, fitted)) {}
 
   // out = S(y) V.
   void apply_s(const Vector& y, const Matrix& V, Matrix& out) const {
@@ -52,6 +54,12 @@ class Kkt {
     const double d = D.stableNorm();
     if (d == 0.0) return;
     const double s = std::max(X.stableNorm(), 1e-300) / d;
+    if (fitted_terms_) {
+      fitted_terms_->evaluate(X + s * D, plus_);
+      fitted_terms_->evaluate(X - s * D, minus_);
+      out = (plus_ - minus_) / (4.0 * s);
+      return;
+    }
     terms_.evaluate(X + s * D, plus_);
     terms_.evaluate(X - s * D, minus_);
     for (std::size_t k = 0; k < fitted_.size(); ++k)
@@ -59,6 +67,7 @@ class Kkt {
   }
   // out = sum_{tau in E} e_tau sym(Q_tau) X.
   void apply_bt(const Matrix& X, const Vector& e, Matrix& out) const {
+    if (fitted_terms_) return fitted_terms_->apply_adjoint_sym(e, X, out);
     full_.setZero(terms_.size());
     for (std::size_t k = 0; k < fitted_.size(); ++k) full_[fitted_[k]] = e[static_cast<Index>(k)];
     terms_.apply_adjoint_sym(full_, X, out);
@@ -69,6 +78,9 @@ class Kkt {
   const ConstraintSet& terms_;
   const RegularizationWeights& weights_;
   const std::vector<Index>& fitted_;
+  // E's terms as a set of their own where the family allows (terms/term_subset.h): B and B^T then
+  // cost a pass over |E| terms, not over all m (the staircase's refit at m = 2000: 2503 of 152k).
+  const std::unique_ptr<const ConstraintSet> fitted_terms_;
   mutable Matrix a_scratch_;
   mutable Vector plus_, minus_, full_;
 };
