@@ -34,7 +34,7 @@ bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme wh
                         Eigen::MatrixXd& vectors, const LanczosSettings& settings) {
   SpectraOperator op(S, n);
   const Index ncv = std::min(n, std::max<Index>(2 * k + 1, settings.min_ncv));
-  if (n <= 300 || ncv <= k + 1) {
+  if (n <= kDenseEigenSize || ncv <= k + 1) {
     Eigen::MatrixXd dense(n, n);
     Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
     for (Index j = 0; j < n; ++j) {

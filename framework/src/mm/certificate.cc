@@ -161,11 +161,12 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
     c.relative_gap = c.gap / std::max(std::abs(c.value), 1e-300);
   };
   // First lambda_min to kCoarseTolerance (not for the staircase, whose directions need the fine
-  // solve; nor where the solve is dense, n <= 300, and exact anyway). Lanczos' Ritz value theta
-  // is within its residual, at most the tolerance times |theta|, of the eigenvalue it found, so
-  // theta - tolerance |theta| is a lower estimate of lambda_min, and the bound from it stands when
-  // its gap is above kCoarseGap.
-  if (!descent && n > 300 && smallest_eigenpairs(S, n, 1, kCoarseTolerance, eigenvalues, eigenvectors)) {
+  // solve; nor where the solve is dense, n <= kDenseEigenSize, and exact anyway). Lanczos' Ritz
+  // value theta is within its residual, at most the tolerance times |theta|, of the eigenvalue it
+  // found, so theta - tolerance |theta| is a lower estimate of lambda_min, and the bound from it
+  // stands when its gap is above kCoarseGap.
+  const bool dense = n <= linalg::kDenseEigenSize;
+  if (!descent && !dense && smallest_eigenpairs(S, n, 1, kCoarseTolerance, eigenvalues, eigenvectors)) {
     bound_at(eigenvalues[0] - kCoarseTolerance * std::abs(eigenvalues[0]));
     // (Not where tr Z has no bound, the sdpa models, whose lambda_min is their dual infeasibility.)
     if (std::isfinite(c.lower_bound) && c.relative_gap > kCoarseGap) {
@@ -176,17 +177,16 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   // The staircase wants every negative eigenvalue there is room for (`directions`), but asking
   // Lanczos for all of them at once costs O(n directions^2) in Spectra's own work whatever their
   // number: at m = 2000 (l1, lambda = 30, rank "auto", room 550) each stair's 550 eigenpairs with
-  // 1101 Krylov vectors took about 7 s, for 3 negative ones. So (n > 300; the dense solver gives
-  // all at once) lambda_min comes first, then k eigenpairs from kFirstDirections on, doubling
+  // 1101 Krylov vectors took about 7 s, for 3 negative ones. So (beyond the dense solver's size,
+  // which gives all at once) lambda_min comes first, then k eigenpairs from kFirstDirections on, doubling
   // while the k-th smallest is still negative: the same negative eigenpairs, at a cost set by how
   // many there are. Those k are computed for S + lambda_min I: Spectra's tolerance is relative to
   // each Ritz value, and near a solution S(y) has a cluster of eigenvalues near 0 (X's columns
   // span its null space) that a relative 1e-6 never resolves (m = 500, lambda = 10, rank 94: "did
   // not converge", and the staircase stopped with lambda_min(S) = -0.12); shifted, every wanted
   // one is at least |lambda_min| away from 0, so the tolerance is 1e-6 |lambda_min| for all.
-  bool solved = smallest_eigenpairs(S, n, descent && n <= 300 ? directions : 1, kFineTolerance, eigenvalues,
-                                    eigenvectors);
-  if (solved && descent && n > 300 && directions > 1 && eigenvalues[0] < 0.0) {
+  bool solved = smallest_eigenpairs(S, n, descent && dense ? directions : 1, kFineTolerance, eigenvalues, eigenvectors);
+  if (solved && descent && !dense && directions > 1 && eigenvalues[0] < 0.0) {
     const double shift = eigenvalues[0];
     const linalg::SymmetricOperator shifted = [&](const Matrix& v, Matrix& out) {
       S(v, out);
