@@ -26,8 +26,8 @@ constexpr Index kDenseEigenSize = 300;
 
 // The k eigenpairs of S at the `which` end of its spectrum (algebraic order), the most extreme
 // first. Dense (Eigen, S built column by column and symmetrised) for n <= kDenseEigenSize or when Lanczos
-// has no room (ncv = min(n, max(2k + 1, min_ncv)) <= k + 1); Lanczos (Spectra, 1000 restarts)
-// otherwise. False when Lanczos does not converge (within settings.max_restarts).
+// has no room (ncv = min(n, max(2k + 1, min_ncv)) <= k + 1); Lanczos (Spectra) otherwise. False
+// when Lanczos does not converge within settings.max_restarts.
 SDPRL_API bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
                                   Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
 
