@@ -31,6 +31,7 @@
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
 #include "admm/admm.h"
+#include "mm/certificate.h"
 #include "mm/surrogate.h"
 #include "sdprl/terms/entry_terms.h"
 
@@ -221,6 +222,36 @@ void BM_CoupledMaps(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One evaluation of the terms' values <Q_h, X X^T> at X0: the objective of every MM step's
+// acceptance and the certificate's residuals. Arguments: m, threads.
+void BM_EvaluateTerms(benchmark::State& state) {
+  Instance& in = instance(state.range(0));
+  sdprl::set_threads(static_cast<int>(state.range(1)));
+  sdprl::Vector values;
+  in.model.terms->evaluate(in.X0, values);  // warm-up: sizes the output
+  const auto t0 = Clock::now();
+  for (auto _ : state) {
+    in.model.terms->evaluate(in.X0, values);
+    benchmark::DoNotOptimize(values.data());
+  }
+  set_counters(state, in, seconds_since(t0));
+}
+
+// The end-of-run certificate (mm/certificate.h; issue #26 bounds it at 5% of the solve) at X0 with
+// y = sign(r): residuals, weights, lambda_min(S(y)) by Lanczos. Arguments: m, threads.
+void BM_Certificate(benchmark::State& state) {
+  Instance& in = instance(state.range(0));
+  sdprl::set_threads(static_cast<int>(state.range(1)));
+  const auto t0 = Clock::now();
+  double gap = 0.0;
+  for (auto _ : state) {
+    gap = sdprl::mm::certify(in.model, in.loss, in.weights, in.X0, sdprl::Vector()).relative_gap;
+    benchmark::DoNotOptimize(gap);
+  }
+  if (!std::isfinite(gap)) state.SkipWithError("no certificate");
+  set_counters(state, in, seconds_since(t0));
+}
+
 // The machine's streaming bandwidth, measured beside the kernels: a 256 MB copy (read + write).
 void BM_StreamCopy(benchmark::State& state) {
   const std::size_t n = std::size_t{1} << 25;  // doubles
@@ -243,6 +274,13 @@ void kernel_arguments(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AdmmIteration)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MmStep)->Apply(kernel_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
+void term_pass_arguments(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "threads"});
+  for (const std::int64_t m : {2000, 100000})
+    for (const std::int64_t threads : {1, 2}) b->Args({m, threads});
+}
+BENCHMARK(BM_EvaluateTerms)->Apply(term_pass_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Certificate)->Apply(term_pass_arguments)->Unit(benchmark::kMillisecond)->UseRealTime();
 // n, r: the ranks of sdpa's solutions at lambda = 1 (docs/performance.md, "Against an interior-point solver").
 BENCHMARK(BM_CoupledMaps)->ArgNames({"n", "r"})->Args({100, 60})->Args({300, 112})->Unit(benchmark::kMicrosecond)->UseRealTime();
 

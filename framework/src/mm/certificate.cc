@@ -101,22 +101,32 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   c.surrogate = !linear_loss(loss);
   const ConstraintSet& terms = *model.terms;
   const Index n = terms.dimension(), m = terms.size();
-  Vector values;
-  terms.evaluate(X, values);
-  const Vector r = values - terms.targets();
-  Vector w(m), phi;
-  loss.evaluate(r.cwiseAbs(), phi, w);
+  // The residuals r, the weights w = phi'(|r|) and y, each one pass over the m terms on every
+  // thread, with no other m-vector: at m = 10^5 (11.5M terms, leaky-MCP) a serial loss over
+  // |r| and phi as fresh m-vectors took 0.83 s of the certificate's 2.4 s.
+  Vector r;
+  terms.evaluate(X, r);
+  r -= terms.targets();
+  Vector w(m);
+  double phi_sum = 0.0, weighted_abs = 0.0;
+  detail::chunked_loss(
+      loss, m, [&r](Index start, Index len, Vector& a) { a = r.segment(start, len).cwiseAbs(); }, w.data(), &phi_sum,
+      &weighted_abs);
 
-  // y: the multipliers in the box |y| <= w, or w sign(r) without them.
-  Vector y(m);
+  // y: the multipliers in the box |y| <= w, or w sign(r) without them; in w's place unless the
+  // staircase reads w (one m-vector less: its fresh pages cost 0.13 s at m = 10^5).
+  Vector y_own;
+  if (descent) y_own.resize(m);
+  Vector& y = descent ? y_own : w;
+  const bool given = multipliers.size() == m;
+#pragma omp parallel for schedule(static) if (m > detail::kParallelWork)
   for (Index h = 0; h < m; ++h) {
-    const double s = multipliers.size() == m ? std::clamp(multipliers[h], -1.0, 1.0)
-                                             : (r[h] > 0.0 ? 1.0 : (r[h] < 0.0 ? -1.0 : 0.0));
+    const double s = given ? std::clamp(multipliers[h], -1.0, 1.0) : (r[h] > 0.0 ? 1.0 : (r[h] < 0.0 ? -1.0 : 0.0));
     y[h] = w[h] * s;
   }
 
   const bool has_a = model.quadratic && weights.gamma != 0.0;
-  c.value = w.cwiseProduct(r.cwiseAbs()).sum() + regularizer_value(model, weights, X);
+  c.value = weighted_abs + regularizer_value(model, weights, X);
 
   Matrix scratch;
   const linalg::SymmetricOperator S = [&](const Matrix& v, Matrix& out) {
@@ -215,7 +225,7 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
     while (negative < eigenvalues.size() && eigenvalues[negative] < 0.0) ++negative;
     descent->values = eigenvalues.head(negative);
     descent->vectors = eigenvectors.leftCols(negative);
-    descent->residuals = r;
+    descent->residuals = std::move(r);
     descent->weights = std::move(w);
   }
   bound_at(eigenvalues[0]);

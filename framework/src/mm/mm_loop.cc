@@ -24,6 +24,7 @@
 #include "mm/surrogate.h"
 #include "mm/unbounded.h"
 #include "parallel/processes.h"
+#include "rows/row_blocks.h"
 #include "terms/dense_row_split.h"
 #include "sdprl/error.h"
 
@@ -998,7 +999,9 @@ class MmLoop {
     Vector scaled = 0.5 * state_.nu;
     if (const ExternalWeights* external = surrogate_->linearization().external_weights()) {
       const Vector& w = external->term_weights();
-      for (Index h = 0; h < scaled.size(); ++h) scaled[h] = w[h] > 0.0 ? scaled[h] / w[h] : 0.0;
+      const Index m = scaled.size();
+#pragma omp parallel for schedule(static) if (m > detail::kParallelWork)
+      for (Index h = 0; h < m; ++h) scaled[h] = w[h] > 0.0 ? scaled[h] / w[h] : 0.0;
     }
     return scaled;
   }
