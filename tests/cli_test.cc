@@ -492,6 +492,7 @@ TEST_F(CliTest, MatrixMarketObservationsRecoverARank2Matrix) {
   const json s = json::parse(read_file(dir() / "out" / "summary.json"));
   EXPECT_EQ(s.at("n").get<long>(), 30);
   EXPECT_EQ(s.at("rank").get<long>(), 2);
+  EXPECT_EQ(s.at("numerical_rank").get<long>(), 2);  // the recovered matrix has rank 2
   EXPECT_EQ(s.at("terms").get<std::size_t>(), d.observed.size());
   EXPECT_EQ(s.at("lambda_grid").size(), 1u);
   EXPECT_FALSE(s.at("metrics").contains("validation_rmse"));

@@ -163,6 +163,32 @@ TEST(Lanczos, SmallestEigenpairsComeMostNegativeFirst) {
   for (Index j = 0; j < 3; ++j) EXPECT_NEAR(values[j], 49.75 - 0.25 * static_cast<double>(j), 1e-6);
 }
 
+// Z = X X^T's numerical rank (summary.json numerical_rank): its eigenvalues sigma_j^2 above 1e-6 of
+// the largest, with X = U diag(sigma) V^T built so that they are 1, 1e-3, 1e-5.5, 1e-6.5 and 0.
+TEST(NumericalRank, CountsTheEigenvaluesOfZAboveTheThreshold) {
+  std::mt19937 gen(3);
+  std::normal_distribution<double> normal;
+  const Index n = 40, r = 5;
+  Eigen::MatrixXd A(n, r), B(r, r);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < r; ++j) A(i, j) = normal(gen);
+  for (Index i = 0; i < r; ++i)
+    for (Index j = 0; j < r; ++j) B(i, j) = normal(gen);
+  const Eigen::MatrixXd U = Eigen::HouseholderQR<Eigen::MatrixXd>(A).householderQ() * Eigen::MatrixXd::Identity(n, r);
+  const Eigen::MatrixXd V = Eigen::HouseholderQR<Eigen::MatrixXd>(B).householderQ();
+  Eigen::VectorXd sigma(r);
+  sigma << 1.0, std::sqrt(1e-3), std::pow(10.0, -2.75), std::pow(10.0, -3.25), 0.0;
+  const Matrix X = 7.0 * U * sigma.asDiagonal() * V.transpose();
+  EXPECT_EQ(linalg::numerical_rank(X), 3);
+  EXPECT_EQ(linalg::numerical_rank(X, 1e-7), 4);
+  EXPECT_EQ(linalg::numerical_rank(X, 1e-4), 2);
+  EXPECT_EQ(linalg::numerical_rank(X, 1e-2), 1);
+  EXPECT_EQ(linalg::numerical_rank(Matrix::Zero(n, r)), 0);
+  Matrix bad = X;
+  bad(3, 2) = std::nan("");
+  EXPECT_EQ(linalg::numerical_rank(bad), -1);
+}
+
 // The certificate's coarse lambda_min (mm/certificate.cc: Lanczos to 1e-2, taken from below) on
 // a model too large for the dense eigensolver (n = 400) at a point far from optimal (rank 2, the
 // signs of the residuals as y): a lower estimate of the fine solve's lambda_min within the

@@ -85,7 +85,7 @@ struct Row {
   double sdpa_time = std::nan(""), sdpa_obj = std::nan(""), sdpa_gap = std::nan("");
   long sdpa_rank = -1;
   double sdprl_solve = std::nan(""), sdprl_wall = std::nan(""), sdprl_obj = std::nan("");
-  long sdprl_rank = 0, mm = 0;
+  long sdprl_rank = 0, sdprl_numerical_rank = -1, mm = 0;
   double certified_gap = std::nan("");  // summary.json certificate.relative_gap
   double reach_time = std::nan("");  // sdprl's solve time when F first came within 1e-4 of sdpa's optimum
   long reach_mm = -1;
@@ -192,6 +192,9 @@ int main(int argc, char** argv) {
       row.sdprl_solve = json_number(sum, "solve", sum.find("\"time\""));
       row.mm = static_cast<long>(json_number(sum, "mm_iterations"));
       row.sdprl_rank = static_cast<long>(json_number(sum, "rank"));  // the end's (the staircase may climb)
+      // Z's rank by the rule applied to sdpa's Z (eigenvalues above 1e-6 of the largest).
+      const double numerical = json_number(sum, "numerical_rank");
+      if (std::isfinite(numerical)) row.sdprl_numerical_rank = static_cast<long>(numerical);
       row.certified_gap = json_number(sum, "relative_gap", sum.find("\"certificate\""));
       if (row.terms == 0) row.terms = static_cast<long>(json_number(sum, "terms"));
       const auto st = sum.find("\"status\"");
@@ -221,12 +224,12 @@ int main(int argc, char** argv) {
     rows.push_back(row);
   }
   std::printf("| n | terms m | sdpa time (s) | sdprl solve (s) | sdprl wall (s) | ratio sdpa/sdprl solve | sdpa objective | "
-              "sdprl objective | rel. diff (sdprl-sdpa)/sdpa | certified rel. gap | rank(Z sdpa) | sdprl rank | sdprl MM steps, status | sdpa phase | sdprl time to 1e-4 of sdpa (s, MM steps) | ratio sdpa/that |\n");
+              "sdprl objective | rel. diff (sdprl-sdpa)/sdpa | certified rel. gap | rank(Z sdpa) | sdprl rank (of Z) | sdprl MM steps, status | sdpa phase | sdprl time to 1e-4 of sdpa (s, MM steps) | ratio sdpa/that |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %ld | %ld | %.2f | %.2f | %.2f | %.3g | %.10g | %.10g | %+.2e | %.1e | %ld | %ld | %ld, %s | %s | %.2f (%ld) | %.3g |\n", r.n, r.terms,
+    std::printf("| %ld | %ld | %.2f | %.2f | %.2f | %.3g | %.10g | %.10g | %+.2e | %.1e | %ld | %ld (%ld) | %ld, %s | %s | %.2f (%ld) | %.3g |\n", r.n, r.terms,
                 r.sdpa_time, r.sdprl_solve, r.sdprl_wall, r.sdpa_time / r.sdprl_solve, r.sdpa_obj, r.sdprl_obj,
-                (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.certified_gap, r.sdpa_rank, r.sdprl_rank, r.mm, r.status.c_str(),
+                (r.sdprl_obj - r.sdpa_obj) / std::abs(r.sdpa_obj), r.certified_gap, r.sdpa_rank, r.sdprl_rank, r.sdprl_numerical_rank, r.mm, r.status.c_str(),
                 r.sdpa_note.c_str(), r.reach_time, r.reach_mm, r.sdpa_time / r.reach_time);
   }
   std::printf("lambda = %g; sdpa: 1 thread, epsilonStar 1e-9, wall time; sdprl: l1, the default Xt-step and curvature scale, "

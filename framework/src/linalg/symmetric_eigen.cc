@@ -66,4 +66,15 @@ bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme wh
   return true;
 }
 
+Index numerical_rank(const Matrix& X, double relative) {
+  if (!X.allFinite()) return -1;
+  if (X.cols() == 0) return 0;
+  const Eigen::MatrixXd gram = X.transpose() * X;
+  const Eigen::VectorXd values = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gram, Eigen::EigenvaluesOnly).eigenvalues();
+  const double largest = values.maxCoeff();
+  if (!(largest > 0.0)) return 0;
+  return static_cast<Index>((values.array() > relative * largest).count());
+}
+
 }  // namespace sdprl::linalg
+

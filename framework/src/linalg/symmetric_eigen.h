@@ -31,4 +31,10 @@ constexpr Index kDenseEigenSize = 300;
 SDPRL_API bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme which, Eigen::VectorXd& values,
                                   Eigen::MatrixXd& vectors, const LanczosSettings& settings = {});
 
+// The numerical rank of Z = X X^T: how many of its eigenvalues exceed `relative` times the largest
+// (those of the r x r Gram X^T X, O(n r^2): nothing n x n). tools/bench/sdpa_compare counts the
+// rank of sdpa's Z with the same rule (relative = 1e-6), so the two compare. -1 when X is not
+// finite; 0 when X = 0.
+SDPRL_API Index numerical_rank(const Matrix& X, double relative = 1e-6);
+
 }  // namespace sdprl::linalg
