@@ -11,6 +11,7 @@
 #include "linalg/minres.h"
 #include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
+#include "sdprl/terms/composite_terms.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
 #include "terms/term_subset.h"
 #include "sdprl/completion/synthetic.h"
@@ -253,6 +254,24 @@ TEST(TermSubset, ValuesAndAdjointAreTheWholeSetsOnThoseTerms) {
     sub->apply_adjoint_sym(e, X, B);
     EXPECT_LE((A - B).norm(), 1e-12 * A.norm()) << set->family();
   }
+}
+
+// The polish's work budget weighs each term by its entries (detail::term_entries): a sparse-matrix
+// term by its upper triangle (an all-ones constraint on n rows: n (n + 1) / 2, as gpp124-1's),
+// an entry or distance term by 1, a composite by its parts'.
+TEST(TermSubset, EntriesWeighEachTermByItsStoredEntries) {
+  const Index n = 12;
+  std::vector<std::vector<SparseMatrixTerms::Entry>> sparse(n + 1);
+  for (Index i = 0; i < n; ++i) sparse[static_cast<std::size_t>(i)].push_back({static_cast<int>(i), static_cast<int>(i), 1.0});
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) sparse[static_cast<std::size_t>(n)].push_back({static_cast<int>(i), static_cast<int>(j), 1.0});
+  const auto ones = std::make_shared<SparseMatrixTerms>(n, sparse, Vector::Ones(n + 1));
+  EXPECT_EQ(detail::term_entries(*ones), static_cast<double>(n + n * (n + 1) / 2));
+  const EntryData d = random_entries(n, 30, 5);
+  const auto entries = entry_terms(d);
+  EXPECT_EQ(detail::term_entries(*entries), static_cast<double>(entries->size()));
+  const CompositeTerms both({ones, entries});
+  EXPECT_EQ(detail::term_entries(both), static_cast<double>(n + n * (n + 1) / 2 + entries->size()));
 }
 
 // A ConstraintSet that counts its products with S(y) (apply_adjoint_sym), as Lanczos makes them.

@@ -25,12 +25,14 @@ constexpr double kMinresTolerance = 1e-10;
 // (relative to max(1, |t|)) on the wrong side of 0, contradict it.
 constexpr double kBoxSlack = 1e-8;
 constexpr double kSignSlack = 1e-12;
-// The work budget, in term visits (a KKT product visits each term about four times, and each of
-// the n r unknowns once): the MM run's own (four a term per ADMM iteration), so that a polish at
-// most about doubles a run, and at least kTermVisits, at least kMinProducts products. In work, not
-// seconds, so that the result is the same on every machine. (tests/sdpa_global_test's instances
-// take 120-14326 products of at most 400 visits; SDPLIB's mcp250-1 10130 of 6500.)
-constexpr double kTermVisits = 1e8;
+// The work budget, in term visits (a KKT product visits each term about four times, a term
+// weighing its entries, detail::term_entries, and each of the n r unknowns once): the MM run's own
+// (four a term per ADMM iteration), and at least kTermVisits, at least kMinProducts products. In
+// work, not seconds, so that the result is the same on every machine. (tests/sdpa_global_test's
+// instances take 120-14326 products of at most 400 visits; SDPLIB's mcp250-1 10130 of 6500 each,
+// mcp500-1 22244 of 18000, about 1.5 s, which 1e8 visits cut short after 5555; gpp124-1's
+// rejected polish ran 40257 products of 2484 counted visits, 33480 by entries, in 5 s.)
+constexpr double kTermVisits = 5e8;
 constexpr long kMinProducts = 200;
 // Guesses of E, at most.
 constexpr int kRounds = 8;
@@ -126,8 +128,11 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
     report.note = "no multipliers";
     return out;
   }
-  const double visits = std::max(kTermVisits, 4.0 * static_cast<double>(m) * static_cast<double>(admm_iterations));
-  const long budget = std::max<long>(kMinProducts, static_cast<long>(visits / (4.0 * m + size_x)));
+  // A term costs its entries (detail::term_entries: gpp124-1's all-ones constraint is 7750 of its
+  // 7874, one term of 125).
+  const double entries = detail::term_entries(terms);
+  const double visits = std::max(kTermVisits, 4.0 * entries * static_cast<double>(admm_iterations));
+  const long budget = std::max<long>(kMinProducts, static_cast<long>(visits / (4.0 * entries + size_x)));
   Vector values;
   terms.evaluate(X0, values);
   const Vector res = values - terms.targets();

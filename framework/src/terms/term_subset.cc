@@ -1,6 +1,7 @@
 // Some terms of a set as a set of their own (terms/term_subset.h).
 #include "terms/term_subset.h"
 
+#include "sdprl/terms/composite_terms.h"
 #include "sdprl/terms/distance_terms.h"
 #include "sdprl/terms/entry_terms.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
@@ -50,4 +51,16 @@ std::unique_ptr<const ConstraintSet> term_subset(const ConstraintSet& set, const
   return nullptr;
 }
 
+double term_entries(const ConstraintSet& set) {
+  if (const auto* sparse = dynamic_cast<const SparseMatrixTerms*>(&set))
+    return static_cast<double>(sparse->upper_rows().size());
+  if (const auto* composite = dynamic_cast<const CompositeTerms*>(&set)) {
+    double sum = 0.0;
+    for (const auto& part : composite->parts()) sum += term_entries(*part);
+    return sum;
+  }
+  return static_cast<double>(set.size());
+}
+
 }  // namespace sdprl::detail
+

@@ -16,4 +16,11 @@ namespace sdprl::detail {
 // family, a composite), whose callers then work on the whole set.
 SDPRL_API std::unique_ptr<const ConstraintSet> term_subset(const ConstraintSet& set, const std::vector<Index>& which);
 
+// The entries of the terms' Q_tau, each stored once (a sparse-matrix term's upper triangle; one
+// per entry or distance term), summed over the set and a composite's parts; m for any other
+// family. What a pass over the terms costs, in units of an entry term: the polish's work budget
+// (mm/polish.cc) counts a product's term visits with it.
+SDPRL_API double term_entries(const ConstraintSet& set);
+
 }  // namespace sdprl::detail
+
