@@ -269,6 +269,13 @@ struct PolishReport {
   int newton_steps = 0;  // over all rounds
   long products = 0;     // products with the KKT matrix (MINRES iterations), within a budget
   Index fitted = 0;      // terms fitted exactly at its point
+  // The last guess's KKT point: solved (its residual within 1e-8 of F's scale), and how many terms
+  // it leaves with a multiplier on or outside the box |y| = w (not fitted, or fitted at a price above
+  // w). For a model whose terms are all constraints (the sdpa models) boxed > 0 at a solved point
+  // says the l1 penalty is not exact at this gamma: the penalty path lowers it (docs/method.md
+  // section 9).
+  bool kkt_solved = false;
+  Index boxed = 0;
   double objective_before = std::numeric_limits<double>::quiet_NaN();  // F of the MM result
   std::string note;      // why not tried or not kept
 };

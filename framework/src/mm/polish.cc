@@ -20,6 +20,9 @@ constexpr int kNewtonSteps = 40;
 constexpr int kPatience = 8;
 // A KKT residual at rounding level (relative to F), where a round ends.
 constexpr double kKktFloor = 1e-13;
+// A KKT residual this small (relative to F) solves the guess well enough for its multipliers to say
+// which side of the box they are on (PolishReport::boxed).
+constexpr double kKktSolved = 1e-8;
 constexpr double kMinresTolerance = 1e-10;
 // The guess's slack: a multiplier this far (relative) outside its box, a residual this far
 // (relative to max(1, |t|)) on the wrong side of 0, contradict it.
@@ -243,6 +246,13 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
     X = std::move(best_X);
     y = std::move(best_y);
     now = std::move(best);
+
+    // What this KKT point says of the l1 penalty: the terms it leaves on the box (not fitted) or
+    // prices beyond it (PolishReport::boxed; read by the sdpa models' penalty path).
+    report.kkt_solved = now.norm <= kKktSolved * std::max(1.0, std::abs(objective) / (sigma * sigma));
+    report.boxed = 0;
+    for (Index h = 0; h < m; ++h)
+      if (!in_e[h] || std::abs(y[h]) > w * (1.0 + kBoxSlack)) ++report.boxed;
 
     // Correct the guess where the KKT point contradicts it.
     bool changed = false;

@@ -131,6 +131,13 @@ ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWei
   return a;
 }
 
+// The polish (mm/polish.h) solved the KKT conditions of a guess and left terms on the box: for a
+// model whose terms are all constraints, multipliers of at least 1 / gamma (docs/method.md
+// section 9). A certified result needs no more.
+bool penalty_not_exact(const Summary& s) {
+  return s.usable() && s.polish.tried && s.polish.kkt_solved && s.polish.boxed > 0 && !s.certificate.optimal;
+}
+
 void solve_penalty_path(const Model& model, const SolverOptions& options, bool adapt,
                         const Matrix& given_start, RegularizationWeights& weights, Matrix& X, LambdaTrial& trial,
                         const std::function<Summary(const RegularizationWeights&, const SolverOptions&, Matrix&)>&
@@ -149,7 +156,15 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
     if (status == SolverStatus::kInterrupted || status == SolverStatus::kNumericalError ||
         status == SolverStatus::kTimeLimit)
       break;
-    if (trial.summary.usable() && infeasibility <= tol) break;
+    // Feasible, but the polish's KKT point puts constraint multipliers on the box |y| = 1 / gamma:
+    // the penalty is not exact there, and the feasible point is not the constrained optimum
+    // (gpp124-1 at gamma = 0.02: error 5.3e-6, dual infeasibility 1e-5; at 0.002 certified).
+    const bool feasible = trial.summary.usable() && infeasibility <= tol;
+    const ConstrainedAnswer before =
+        feasible ? constrained_answer(model, weights, X, infeasibility, trial.summary.certificate, tol)
+                 : ConstrainedAnswer();
+    const bool inexact = feasible && penalty_not_exact(trial.summary) && !before.optimal;
+    if (feasible && !inexact) break;
     // Each process has its own clock: they agree on the largest, so that all take the same path.
     const double spent = processes::largest(earlier_time + trial.summary.init_time + trial.summary.solve_time);
     SolverOptions o = options;
@@ -162,9 +177,12 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       // The solve's own last line said "unbounded ... lower gamma" or gave the violation: say
       // that the run is doing just that.
       const bool usable = trial.summary.usable();
-      const std::string why = usable ? "the result violates the constraints by " + mm::fmt("%.3g", infeasibility) +
-                                           " (relative)"
-                                     : "F is unbounded below";
+      const std::string why =
+          !usable ? "F is unbounded below"
+          : infeasibility > tol
+              ? "the result violates the constraints by " + mm::fmt("%.3g", infeasibility) + " (relative)"
+              : "the polished KKT point puts " + std::to_string(trial.summary.polish.boxed) +
+                    " constraint multiplier(s) on the penalty's bound, so the penalty is not exact";
       std::fprintf(stderr, "sdprl: gamma = %g: %s; solving again at gamma = %g from %s (docs/method.md section 9)\n",
                    weights.gamma, why.c_str(), weights.gamma / 10.0, usable ? "this result" : "the start");
     }
@@ -174,7 +192,33 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       o.init = InitKind::kGiven;
       next = X;
     }
-    trial.summary = solve_at(weights, o, next);
+    Summary solved = solve_at(weights, o, next);
+    // A feasible result is replaced only by a converged, feasible one that the constrained
+    // answer judges closer to optimal (the larger of |gap| and dual infeasibility smaller):
+    // hinf1's step from gamma = 0.002 (error 2.6e-4, converged) to 0.0002 stopped at the MM step
+    // cap (exit 1), and qap5's ended converged but further from a certificate (gap 1.1e-2 and
+    // dual infeasibility 4.3 against 3e-3 and 3.0).
+    bool better = !inexact;
+    if (inexact && solved.status == SolverStatus::kConverged) {
+      const double next_infeasibility = model.infeasibility(next);
+      const ConstrainedAnswer after =
+          constrained_answer(model, weights, next, next_infeasibility, solved.certificate, tol);
+      const auto distance = [](const ConstrainedAnswer& a) {
+        const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
+        return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+      };
+      better = next_infeasibility <= tol && (after.optimal || distance(after) < distance(before));
+    }
+    if (!better) {
+      earlier_time += solved.init_time + solved.solve_time;
+      weights.gamma *= 10.0;
+      if (options.verbose)
+        std::fprintf(stderr, "sdprl: gamma = %g ended %s%s; the result at gamma = %g stands\n", weights.gamma / 10.0,
+                     to_string(solved.status),
+                     solved.status == SolverStatus::kConverged ? " no closer to a certificate" : "", weights.gamma);
+      break;
+    }
+    trial.summary = std::move(solved);
     X = std::move(next);
     infeasibility = record();
   }
@@ -267,6 +311,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                  {"newton_steps", p.newton_steps},
                  {"products", p.products},
                  {"fitted_terms", p.fitted},
+                 {"kkt_solved", p.kkt_solved},
+                 {"boxed_terms", p.boxed},
                  {"objective_before", number(p.objective_before)},
                  {"note", p.note}};
   nlohmann::json raises = nlohmann::json::array();
