@@ -186,6 +186,7 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       std::fprintf(stderr, "sdprl: gamma = %g: %s; solving again at gamma = %g from %s (docs/method.md section 9)\n",
                    weights.gamma, why.c_str(), weights.gamma / 10.0, usable ? "this result" : "the start");
     }
+    const double previous_gamma = weights.gamma;
     weights.gamma /= 10.0;
     Matrix next = given_start;
     if (trial.summary.usable() && starting_factor_problem(model, X).empty()) {
@@ -210,12 +211,13 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       better = next_infeasibility <= tol && (after.optimal || distance(after) < distance(before));
     }
     if (!better) {
-      earlier_time += solved.init_time + solved.solve_time;
-      weights.gamma *= 10.0;
+      // earlier_time holds the kept result's own time, which its summary adds again below.
+      earlier_time += solved.init_time + solved.solve_time - (trial.summary.init_time + trial.summary.solve_time);
       if (options.verbose)
-        std::fprintf(stderr, "sdprl: gamma = %g ended %s%s; the result at gamma = %g stands\n", weights.gamma / 10.0,
+        std::fprintf(stderr, "sdprl: gamma = %g ended %s%s; the result at gamma = %g stands\n", weights.gamma,
                      to_string(solved.status),
-                     solved.status == SolverStatus::kConverged ? " no closer to a certificate" : "", weights.gamma);
+                     solved.status == SolverStatus::kConverged ? " no closer to a certificate" : "", previous_gamma);
+      weights.gamma = previous_gamma;
       break;
     }
     trial.summary = std::move(solved);
