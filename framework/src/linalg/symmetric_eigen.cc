@@ -77,4 +77,3 @@ Index numerical_rank(const Matrix& X, double relative) {
 }
 
 }  // namespace sdprl::linalg
-

@@ -63,4 +63,3 @@ double term_entries(const ConstraintSet& set) {
 }
 
 }  // namespace sdprl::detail
-

@@ -23,4 +23,3 @@ SDPRL_API std::unique_ptr<const ConstraintSet> term_subset(const ConstraintSet& 
 SDPRL_API double term_entries(const ConstraintSet& set);
 
 }  // namespace sdprl::detail
-
