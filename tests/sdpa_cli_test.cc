@@ -121,14 +121,24 @@ TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
                        "is likely unbounded"),
             std::string::npos)
       << r.err;
-  // A bounded problem whose multiplier (1e5) exceeds every 2 / gamma tried looks the same; the
-  // message names that cause too (it named only the first).
+  // A bounded problem whose multiplier (1e5) exceeds every 2 / gamma tried looks the same to MM;
+  // the message names that cause too (it named only the first).
   std::ofstream(dir.path() / "big.dat-s") << "1\n1\n1\n3\n0 1 1 1 1e5\n1 1 1 1 1.0\n";
   std::ofstream(dir.path() / "big.toml") << "[model]\ntype = \"sdpa\"\nfile = \"big.dat-s\"\n[loss]\ntype = \"l1\"\n";
-  r = sdprl({"run", (dir.path() / "big.toml").string(), "--quiet", "--out", (dir.path() / "b").string()}, dir.path());
+  r = sdprl({"run", (dir.path() / "big.toml").string(), "--quiet", "--set", "solver.type=mm", "--out",
+             (dir.path() / "b").string()},
+            dir.path());
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("or its constraints' multipliers exceed 2 / gamma = 10000 (large data"), std::string::npos)
       << r.err;
+  // Its one constraint fixes a diagonal entry, so by default it runs on the spheres (docs/method.md
+  // section 9.1), which need no penalty: Y11 = 3, tr(F_0 Y) = 3e5, at the gamma (2e-5) where the
+  // multiplier fits the box.
+  r = sdprl({"run", (dir.path() / "big.toml").string(), "--quiet", "--out", (dir.path() / "c").string()}, dir.path());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NEAR(value_of(r.out, "sdp_objective"), 3e5, 1e-9 * 3e5) << r.out;
+  EXPECT_EQ(constrained_field(dir.path() / "c", "optimal"), "true");
+  EXPECT_NE(slurp(dir.path() / "c" / "summary.json").find("\"gamma\": 2e-05"), std::string::npos);
   // The shipped example with gamma = 20: the l1 penalty is exact only for multipliers below
   // 2 / gamma = 0.1 (its largest is 3.15), so F falls along the iterates themselves.
   r = sdprl({"run", kExample.string(), "--quiet", "--set", "regularizer.gamma=20", "--out",
@@ -299,8 +309,9 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     std::string problem;
     double optimum, level;
   };
-  for (const auto& [problem, optimum, level] : {Case{"mcp124-1", 141.9905, 1e-9}, Case{"theta1", 23.0, 1e-9},
-                                                Case{"mcp500-1", 598.1485, 1e-9}, Case{"gpp124-1", -7.3431, 1e-6}}) {
+  // The max-cut problems run on the spheres (section 9.1), certified to `optimal`'s 1e-6.
+  for (const auto& [problem, optimum, level] : {Case{"mcp124-1", 141.9905, 1e-6}, Case{"theta1", 23.0, 1e-9},
+                                                Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}}) {
     const Result r = run_sdplib(dir, problem);
     ASSERT_EQ(r.code, 0) << problem << r.out << r.err;
     // tr(F_0 Z) at full precision: the constrained problem's objective is its negative (stdout
@@ -317,10 +328,42 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   }
   // gpp124-1's last penalty is below 0.02, where the path stopped for feasibility alone.
   EXPECT_NE(slurp(dir.path() / "gpp124-1" / "summary.json").find("\"gamma\": 0.002"), std::string::npos);
-  const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false"});
+  // MM without its polish stops short (the polish's test).
+  const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false", "solver.type=mm"});
   ASSERT_EQ(off.code, 0) << off.out << off.err;
   EXPECT_EQ(constrained_field(dir.path() / "mcp124-1", "optimal"), "false");
   EXPECT_GT(std::abs(-std::stod(constrained_field(dir.path() / "mcp124-1", "objective")) - 141.9905), 1e-2);
+}
+
+// Max-cut's constraints Z_ii = 1 put X's rows on unit spheres (docs/method.md section 9.1): solved
+// there by block coordinate descent, with no penalty, and certified by S(y)'s smallest eigenvalue.
+TEST(SdpaCli, MaxCutRunsOnSpheresAndItsCertificateCanFail) {
+  TempDir dir;
+  Result r = run_sdplib(dir, "mcp250-1");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string summary = slurp(dir.path() / "mcp250-1" / "summary.json");
+  EXPECT_NE(summary.find("\"solver\": \"spheres\""), std::string::npos) << summary;
+  EXPECT_NEAR(-std::stod(constrained_field(dir.path() / "mcp250-1", "objective")), 317.2643, 5e-5);
+  EXPECT_EQ(constrained_field(dir.path() / "mcp250-1", "optimal"), "true");
+  EXPECT_LT(value_of(r.out, "max_violation"), 1e-12);
+  EXPECT_LE(value_of(r.out, "mm_iterations"), 2000.0);  // sweeps
+  // At rank 1 (a cut itself) the optimum's Z (rank about 16) is out of reach: the sweeps stop at a
+  // cut worth less, and the certificate says so, with lambda_min(S) well below 0.
+  r = run_sdplib(dir, "mcp250-1", {"solver.rank=1"});
+  const double cut = -std::stod(constrained_field(dir.path() / "mcp250-1", "objective"));
+  EXPECT_LT(cut, 317.2643 - 1.0) << r.out << r.err;
+  EXPECT_EQ(constrained_field(dir.path() / "mcp250-1", "optimal"), "false");
+  EXPECT_GT(std::stod(constrained_field(dir.path() / "mcp250-1", "dual_infeasibility")), 1e-3);
+  // A penalty set in the file asks for F at it: MM's to minimise.
+  r = run_sdplib(dir, "mcp124-1", {"regularizer.gamma=0.2", "solver.max_mm_iterations=5"});
+  EXPECT_NE(slurp(dir.path() / "mcp124-1" / "summary.json").find("\"solver\": \"mm\""), std::string::npos);
+  // Asked for where it does not apply: refused with the key's place and the reason.
+  r = sdprl({"run", kExample.string(), "--quiet", "--set", "solver.type=spheres", "--out", (dir.path() / "e").string()},
+            dir.path());
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("\"spheres\" does not apply to this model: it has 4 constraints for 5 rows, not one per row"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(SdpaCli, MalformedFileExitsWithItsLine) {

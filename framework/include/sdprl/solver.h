@@ -39,6 +39,8 @@ enum class SolverType {
   kAuto,   // MM for losses that meet its contract; L-BFGS for smooth losses (phi'(0) = 0)
   kMm,     // majorisation-minimisation with ADMM (the paper's SDP-RL)
   kLbfgs,  // L-BFGS on the factored objective (needs phi'(0) = 0: e.g. the square loss)
+  kSpheres,  // an SDP whose constraints fix one diagonal entry per row: rows on spheres, no penalty
+             // (docs/method.md section 9.1; sdpa models, chosen by kAuto where it applies)
 };
 SDPRL_API const char* to_string(SolverType type);
 SDPRL_API bool from_string(const std::string& text, SolverType* type);

@@ -117,9 +117,14 @@ std::vector<SolverOption> make_table() {
   std::vector<SolverOption> t;
   t.push_back(choice_option(
       "type", SDPRL_MEMBER(type),
-      {choice("auto", SolverType::kAuto, "L-BFGS for a loss differentiable at 0 (phi'(0) = 0), else MM"),
+      {choice("auto", SolverType::kAuto,
+              "L-BFGS for a loss differentiable at 0 (phi'(0) = 0); \"spheres\" for an sdpa model whose constraints "
+              "each fix one diagonal entry of its own row (max-cut), at the penalty path's default gamma; else MM"),
        choice("mm", SolverType::kMm, "majorisation-minimisation with ADMM (SDP-RL)"),
-       choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)")},
+       choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)"),
+       choice("spheres", SolverType::kSpheres,
+              "the rows of X on the spheres ||x_i||^2 = t_i / a_i of constraints a_i Z_ii = t_i, one per row, by block "
+              "coordinate descent, no penalty (docs/method.md section 9.1)")},
       "the algorithm that minimises F"));
   t.push_back(integer_option("rank", SDPRL_MEMBER(rank), NumberRule::at_least(1),
                              "r, the number of columns of the factor X (Z = X X^T); \"auto\": for a convex model "

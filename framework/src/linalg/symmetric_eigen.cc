@@ -43,14 +43,16 @@ bool extreme_eigenpairs(const SymmetricOperator& S, Index n, Index k, Extreme wh
       op.perform_op(e.data(), col.data());
       dense.col(j) = col;
     }
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (dense + dense.transpose()));
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(
+        0.5 * (dense + dense.transpose()), settings.dense_vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
     if (which == Extreme::kLargest) {
       values = eig.eigenvalues().tail(k).reverse();
-      vectors = eig.eigenvectors().rightCols(k).rowwise().reverse();
+      if (settings.dense_vectors) vectors = eig.eigenvectors().rightCols(k).rowwise().reverse();
     } else {
       values = eig.eigenvalues().head(k);
-      vectors = eig.eigenvectors().leftCols(k);
+      if (settings.dense_vectors) vectors = eig.eigenvectors().leftCols(k);
     }
+    if (!settings.dense_vectors) vectors.resize(0, 0);
     return true;
   }
   Spectra::SymEigsSolver<SpectraOperator> eigs(op, k, ncv);

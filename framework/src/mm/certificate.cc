@@ -80,8 +80,10 @@ constexpr Index kDirectionRestarts = 100;
 // The k smallest eigenpairs of S (k <= n) to a relative tolerance; false when the eigensolver
 // does not converge.
 bool smallest_eigenpairs(const linalg::SymmetricOperator& S, Index n, Index k, double tolerance,
-                         Eigen::VectorXd& values, Eigen::MatrixXd& vectors, Index max_restarts = 1000) {
+                         Eigen::VectorXd& values, Eigen::MatrixXd& vectors, Index max_restarts = 1000,
+                         bool dense_vectors = true) {
   linalg::LanczosSettings lanczos;
+  lanczos.dense_vectors = dense_vectors;
   lanczos.min_ncv = kKrylovVectors;
   lanczos.tolerance = tolerance;
   lanczos.max_restarts = max_restarts;
@@ -148,13 +150,13 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
         kappa = weights.lambda;
         if (has_a && weights.gamma < 0.0) {
           kappa = -std::numeric_limits<double>::infinity();
-        } else if (has_a) {
+        } else if (has_a && weights.lambda > 0.0) {  // (with lambda = 0, kappa <= 0 whatever A's spectrum)
           const Regularizer& a = *model.quadratic;
           Eigen::VectorXd a_values;
           Eigen::MatrixXd a_vectors;
           const bool converged =
               smallest_eigenpairs([&a](const Matrix& v, Matrix& out) { a.apply(v, out); }, a.dimension(), 1,
-                                  kFineTolerance, a_values, a_vectors);
+                                  kFineTolerance, a_values, a_vectors, 1000, false);
           kappa += converged ? weights.gamma * std::min(0.0, a_values[0]) : -std::numeric_limits<double>::infinity();
         }
       }
@@ -174,9 +176,11 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   // solve; nor where the solve is dense, n <= kDenseEigenSize, and exact anyway). Lanczos' Ritz
   // value theta is within its residual, at most the tolerance times |theta|, of the eigenvalue it
   // found, so theta - tolerance |theta| is a lower estimate of lambda_min, and the bound from it
-  // stands when its gap is above kCoarseGap.
+  // stands when its gap is above kCoarseGap. Not with lambda = 0 either: kappa <= 0 there, so a
+  // negative lambda_min leaves no finite bound to stand (the sdpa models, whose lambda_min is their
+  // dual infeasibility and wants the fine solve; mcp500-1's coarse one was 15% of its run).
   const bool dense = n <= linalg::kDenseEigenSize;
-  if (!descent && !dense && smallest_eigenpairs(S, n, 1, kCoarseTolerance, eigenvalues, eigenvectors)) {
+  if (!descent && !dense && weights.lambda > 0.0 && smallest_eigenpairs(S, n, 1, kCoarseTolerance, eigenvalues, eigenvectors)) {
     bound_at(eigenvalues[0] - kCoarseTolerance * std::abs(eigenvalues[0]));
     // (Not where tr Z has no bound, the sdpa models, whose lambda_min is their dual infeasibility.)
     if (std::isfinite(c.lower_bound) && c.relative_gap > kCoarseGap) {
@@ -195,7 +199,9 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   // span its null space) that a relative 1e-6 never resolves (m = 500, lambda = 10, rank 94: "did
   // not converge", and the staircase stopped with lambda_min(S) = -0.12); shifted, every wanted
   // one is at least |lambda_min| away from 0, so the tolerance is 1e-6 |lambda_min| for all.
-  bool solved = smallest_eigenpairs(S, n, descent && dense ? directions : 1, kFineTolerance, eigenvalues, eigenvectors);
+  // (Without `descent` only lambda_min is read: the dense solve skips the vectors.)
+  bool solved = smallest_eigenpairs(S, n, descent && dense ? directions : 1, kFineTolerance, eigenvalues, eigenvectors,
+                                    1000, descent != nullptr);
   if (solved && descent && !dense && directions > 1 && eigenvalues[0] < 0.0) {
     const double shift = eigenvalues[0];
     const linalg::SymmetricOperator shifted = [&](const Matrix& v, Matrix& out) {

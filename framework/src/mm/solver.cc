@@ -18,6 +18,7 @@
 #include "mm/solve_checks.h"
 #include "mm/solve_paths.h"
 #include "parallel/processes.h"
+#include "sdp/spheres.h"
 #include "sdprl/error.h"
 #include "sdprl/l1_loss.h"
 #include "sdprl/loss_check.h"
@@ -52,7 +53,8 @@ constexpr Name<CoupledStep> kCoupledStepNames[] = {
     {CoupledStep::kAuto, "auto"}, {CoupledStep::kCg, "cg"}, {CoupledStep::kLinearized, "linearized"},
     {CoupledStep::kDualCoordinate, "dual-cd"}};
 constexpr Name<SolverType> kSolverNames[] = {
-    {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"}};
+    {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"},
+    {SolverType::kSpheres, "spheres"}};
 constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "converged"},
                                                {SolverStatus::kIterationLimit, "iteration_limit"},
                                                {SolverStatus::kTimeLimit, "time_limit"},
@@ -228,6 +230,12 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
   // The algorithm: MM needs the contract of Assumption 3; a loss differentiable at 0 (phi'(0) = 0,
   // e.g. the square loss) goes to L-BFGS instead.
   const SolverType type = resolve_solver_type(loss, options.type);
+  if (type == SolverType::kSpheres) {
+    if (start) throw Error("solver.type", "\"spheres\" keeps no state to continue from; run it afresh");
+    // The penalty it reports is its own choice (sdp/spheres.h): weights is the path's first.
+    RegularizationWeights chosen = weights;
+    return sdp::solve_on_spheres(model, loss, chosen, options, X, callback);
+  }
   const bool smooth = loss.derivative(0.0) == 0.0;
   if (type == SolverType::kMm) check_loss_for_mm(loss);
   if (type == SolverType::kLbfgs && model.constraint)

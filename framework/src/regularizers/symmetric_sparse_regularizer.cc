@@ -52,7 +52,6 @@ SymmetricSparseRegularizer::SymmetricSparseRegularizer(Eigen::SparseMatrix<doubl
   diag_plus_ = Eigen::ArrayXd::Zero(n);
   positive_diagonal_ = Vector::Zero(n);
   majorant_ = Vector::Zero(n);
-  std::vector<Index> local(static_cast<std::size_t>(n), 0);
   for (auto& rows : members) {
     const Index c = static_cast<Index>(rows.size());
     if (c == 0) continue;
@@ -65,6 +64,18 @@ SymmetricSparseRegularizer::SymmetricSparseRegularizer(Eigen::SparseMatrix<doubl
     if (c > kMaxComponent)
       throw Error("", "the positive part of an indefinite A needs an eigen-split of each connected block of A; "
                       "one block has " + std::to_string(c) + " rows, more than " + std::to_string(kMaxComponent));
+    components_.push_back(std::move(rows));
+  }
+}
+
+void SymmetricSparseRegularizer::split() const {
+  std::call_once(split_once_, [this] { split_components(); });
+}
+
+void SymmetricSparseRegularizer::split_components() const {
+  std::vector<Index> local(static_cast<std::size_t>(A_.rows()), 0);
+  for (const auto& rows : components_) {
+    const Index c = static_cast<Index>(rows.size());
     // The component's principal block from its columns' nonzeros (all inside the component).
     for (Index a = 0; a < c; ++a) local[rows[a]] = a;
     Eigen::MatrixXd B = Eigen::MatrixXd::Zero(c, c);
@@ -79,7 +90,7 @@ SymmetricSparseRegularizer::SymmetricSparseRegularizer(Eigen::SparseMatrix<doubl
       positive_diagonal_[rows[a]] = blk.positive(a, a);
       majorant_[rows[a]] = blk.positive.row(a).cwiseAbs().sum();
     }
-    blk.rows = std::move(rows);
+    blk.rows = rows;
     blocks_.push_back(std::move(blk));
   }
 }
@@ -89,6 +100,7 @@ SymmetricSparseRegularizer::~SymmetricSparseRegularizer() = default;
 void SymmetricSparseRegularizer::apply(const Matrix& X, Matrix& out) const { out.noalias() = A_ * X; }
 
 void SymmetricSparseRegularizer::apply_positive(const Matrix& X, Matrix& out) const {
+  split();
   out = diag_plus_.matrix().asDiagonal() * X;
   Eigen::MatrixXd Xb, Ob;
   for (const Block& b : blocks_) {

@@ -35,6 +35,7 @@
 #include "mm/solve_checks.h"
 #include "parallel/processes.h"
 #include "run/checkpoint.h"
+#include "sdp/spheres.h"
 
 namespace sdprl {
 namespace {
@@ -380,17 +381,17 @@ void write_trace(std::ostream& os, const RunResult& r) {
   {
     os << "lambda,mm_iteration,objective,relative_change,admm_iterations,gap,tolerance,time,curvature_scale,rho\n";
     os << std::setprecision(12);
-    // L-BFGS rows have no ADMM, tau or rho: empty fields (a gap of 0 read as a real one).
+    // L-BFGS and sphere-sweep rows have no ADMM, tau or rho: empty fields (a gap of 0 read as a real one).
     auto optional = [](double x) { return std::isfinite(x) ? mm::fmt("%.12g", x) : std::string(); };
     for (const LambdaTrial& t : r.trials) {
-      const bool lbfgs = t.summary.solver == SolverType::kLbfgs;
+      const bool no_admm = t.summary.solver == SolverType::kLbfgs || t.summary.solver == SolverType::kSpheres;
       for (const TraceRow& row : t.summary.trace) {
         os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ',';
-        if (lbfgs)
+        if (no_admm)
           os << ",,";
         else
           os << row.admm_iterations << ',' << row.gap << ',';
-        os << (lbfgs ? std::string() : mm::fmt("%.12g", row.tolerance)) << ',' << row.time << ','
+        os << (no_admm ? std::string() : mm::fmt("%.12g", row.tolerance)) << ',' << row.time << ','
            << optional(row.curvature_scale) << ',' << optional(row.rho) << '\n';
       }
     }
@@ -500,7 +501,11 @@ RunResult run_model(const RunRequest& request) {
                                                   (e.where().empty() ? e.message() : e.where() + ": " + e.message()));
     }
   };
-  if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) at_loss([&] { check_loss_for_mm(*loss); });
+  if (base_options.type == SolverType::kSpheres) {
+    // (checked with the model below)
+  } else if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) {
+    at_loss([&] { check_loss_for_mm(*loss); });
+  }
   // (solve() says the same for a program that calls it; here the message has the key's place.)
   else if (const std::string problem = mm::lbfgs_loss_problem(*loss); !problem.empty())
     config.table("solver").fail("type", problem);
@@ -607,6 +612,16 @@ RunResult run_model(const RunRequest& request) {
 
   SolverOptions options = base_options;
   options.verbose = !req.quiet;
+  // The SDPs whose constraints each fix one diagonal entry of their own row (max-cut) are solved on
+  // the spheres those constraints describe, without a penalty to choose (docs/method.md section
+  // 9.1); a gamma given in the file asks for F at that penalty, which is MM's to minimise.
+  if (const std::string problem = sdp::spheres_problem(model, *loss, options); options.type == SolverType::kSpheres) {
+    if (!problem.empty()) config.table("solver").fail("type", "\"spheres\" does not apply to this model: " + problem);
+  } else if (options.type == SolverType::kAuto && problem.empty() && !gamma_pinned &&
+             resolve_solver_type(*loss, options.type) == SolverType::kMm) {
+    options.type = SolverType::kSpheres;
+  }
+  const bool spheres = options.type == SolverType::kSpheres;
   options.interrupt = req.interrupt;
   std::size_t best = 0;
   std::size_t first = 0;
@@ -716,8 +731,9 @@ RunResult run_model(const RunRequest& request) {
     };
     try {
       trial.summary = solve(model, *loss, weights, lambda_options, X, after_step, start, checkpoint);
+      if (spheres) weights.gamma = trial.summary.weights.gamma;  // its own choice (sdp/spheres.h)
       if (model.infeasibility)
-        solve_penalty_path(model, options, !gamma_pinned, given_start, weights, X, trial,
+        solve_penalty_path(model, options, !gamma_pinned && !spheres, given_start, weights, X, trial,
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
                              return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
                            });

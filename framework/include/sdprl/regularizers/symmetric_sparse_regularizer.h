@@ -7,11 +7,14 @@
 // and kept as a dense c x c block (c = the component's size) only when it has a positive
 // eigenvalue. A component of one row is just max(A_ii, 0). Memory and time are those of the
 // largest components, never n x n unless A connects all rows; components larger than
-// kMaxComponent are refused with a clear message.
+// kMaxComponent are refused with a clear message. The eigen-splits wait for the first call that
+// needs A_+ (a solver that only applies A, as the max-cut one of docs/method.md section 9.1, skips
+// them: mcp500-1's one 500-row block took 45% of its run); the object is not copyable.
 #pragma once
 
 #include <Eigen/SparseCore>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,12 +37,19 @@ class SDPRL_API SymmetricSparseRegularizer final : public Regularizer {
   Index dimension() const override { return A_.rows(); }
   void apply(const Matrix& X, Matrix& out) const override;
   // True when every component is negative semidefinite (e.g. A = -F_0 with F_0 PSD).
-  bool positive_part_is_zero() const override { return blocks_.empty() && !diag_plus_.any(); }
+  bool positive_part_is_zero() const override {
+    split();
+    return blocks_.empty() && !diag_plus_.any();
+  }
   void apply_positive(const Matrix& X, Matrix& out) const override;
-  void positive_diagonal(Vector& d) const override { d = positive_diagonal_; }
+  void positive_diagonal(Vector& d) const override {
+    split();
+    d = positive_diagonal_;
+  }
   // d_i = sum_j |(A_+)_ij| (Gershgorin on A_+): diag(d) - A_+ has the non-negative diagonal
   // sum_{j != i} |(A_+)_ij|, which dominates its row's off-diagonal entries, so it is PSD.
   bool positive_diagonal_majorant(Vector& d) const override {
+    split();
     d = majorant_;
     return true;
   }
@@ -51,11 +61,16 @@ class SDPRL_API SymmetricSparseRegularizer final : public Regularizer {
     std::vector<std::int32_t> rows;
     Eigen::MatrixXd positive;  // A_+ on these rows
   };
+  void split() const;  // the eigen-splits below, once (thread-safe)
+  void split_components() const;
+
   Eigen::SparseMatrix<double> A_;
   std::string name_;
-  std::vector<Block> blocks_;       // components of two or more rows with a nonzero A_+
-  Eigen::ArrayXd diag_plus_;        // max(A_ii, 0) for single-row components, 0 elsewhere
-  Vector positive_diagonal_, majorant_;
+  std::vector<std::vector<std::int32_t>> components_;  // of two or more rows, until split()
+  mutable std::once_flag split_once_;
+  mutable std::vector<Block> blocks_;  // components of two or more rows with a nonzero A_+
+  mutable Eigen::ArrayXd diag_plus_;   // max(A_ii, 0) for single-row components, 0 elsewhere
+  mutable Vector positive_diagonal_, majorant_;
 };
 
 }  // namespace sdprl
