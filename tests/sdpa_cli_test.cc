@@ -354,6 +354,11 @@ TEST(SdpaCli, MaxCutRunsOnSpheresAndItsCertificateCanFail) {
   EXPECT_LT(cut, 317.2643 - 1.0) << r.out << r.err;
   EXPECT_EQ(constrained_field(dir.path() / "mcp250-1", "optimal"), "false");
   EXPECT_GT(std::stod(constrained_field(dir.path() / "mcp250-1", "dual_infeasibility")), 1e-3);
+  // Its sweeps keep to the time limit (exit 1, the last iterate kept).
+  r = run_sdplib(dir, "mcp250-1", {"solver.time_limit=1e-4"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("status = time_limit"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "mcp250-1" / "X.mtx"));
   // A penalty set in the file asks for F at it: MM's to minimise.
   r = run_sdplib(dir, "mcp124-1", {"regularizer.gamma=0.2", "solver.max_mm_iterations=5"});
   EXPECT_NE(slurp(dir.path() / "mcp124-1" / "summary.json").find("\"solver\": \"mm\""), std::string::npos);

@@ -145,7 +145,7 @@ std::vector<SolverOption> make_table() {
       "the rank stays fixed",
       "the rank stays fixed"));
   t.push_back(integer_option("max_mm_iterations", SDPRL_MEMBER(max_mm_iterations), count,
-                             "MM iteration cap (L-BFGS: its iteration cap)"));
+                             "MM iteration cap (L-BFGS: its iteration cap; type \"spheres\": its sweeps)"));
   t.push_back(number_option("relative_tolerance", SDPRL_MEMBER(relative_tolerance), NumberRule::non_negative(),
                             "stop when |F_k - F_{k+1}| / max(|F_k|, 1e-12 |F_0|) is below this ..."));
   t.push_back(number_option(

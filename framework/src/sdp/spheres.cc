@@ -160,7 +160,7 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
   const int cap = options.max_mm_iterations;
   Eigen::VectorXd g(rank);
   std::vector<double> trace_f, trace_change, trace_time;
-  bool interrupted = false, certified = false;
+  bool interrupted = false, certified = false, over_time = false;
   Certificate certificate;
   double dual_infeasibility = std::numeric_limits<double>::infinity();
   if (options.verbose)
@@ -192,7 +192,8 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
         if (!callback(row, X)) interrupted = true;
       }
       if (options.interrupt && options.interrupt->load()) interrupted = true;
-      if (interrupted || decrease <= tolerance * size) break;
+      over_time = options.time_limit > 0.0 && seconds_since(t0) >= options.time_limit;
+      if (interrupted || over_time || decrease <= tolerance * size) break;
     }
     // The multipliers of S(y) X = 0, row by row: y_i a_i x_i = -((gamma/2) (A X)_i + (lambda/2) x_i),
     // so y_i = -((gamma/2) <(A X)_i, x_i> + (lambda/2) s_i) / t_i. gamma: the largest of the path
@@ -216,7 +217,7 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
                                                     (0.5 * gamma) / std::max(1.0, std::abs(p))
                                               : std::numeric_limits<double>::infinity();
     certified = dual_infeasibility <= options.feasibility_tolerance;
-    if (certified || interrupted || k >= cap || !s.A) break;
+    if (certified || interrupted || over_time || k >= cap || !s.A) break;
     mm::Descent descent;  // S's eigenvector, only where a saddle is to be left
     if (dual_infeasibility > 1e-3 && escapes < kMaxEscapes) mm::certify(model, loss, weights, X, multipliers, 1, &descent);
     if (options.verbose)
@@ -256,6 +257,7 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
   summary.stationarity = std::nan("");
   summary.status = interrupted ? SolverStatus::kInterrupted
                    : certified || !s.A ? SolverStatus::kConverged
+                   : over_time         ? SolverStatus::kTimeLimit
                    : k >= cap ? SolverStatus::kIterationLimit
                               : SolverStatus::kConverged;
   if (!certified && summary.status == SolverStatus::kConverged)
