@@ -254,7 +254,6 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
   }
   certificate.optimal = certificate.computed && certificate.relative_gap <= options.stationarity_tolerance;
   summary.certificate = certificate;
-  summary.stationarity = std::nan("");
   summary.status = interrupted ? SolverStatus::kInterrupted
                    : certified || !s.A ? SolverStatus::kConverged
                    : over_time         ? SolverStatus::kTimeLimit
