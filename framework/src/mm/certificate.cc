@@ -274,4 +274,21 @@ double best_column_step(const Vector& residuals, const Vector& weights, const Ve
   return best;
 }
 
+ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWeights& weights, const Matrix& X,
+                                     double infeasibility, const Certificate& certificate, double tolerance) {
+  ConstrainedAnswer a;
+  if (!model.infeasibility || X.size() == 0) return a;
+  const double scale = weights.gamma > 0.0 ? 0.5 * weights.gamma : 1.0;
+  a.objective = mm::regularizer_value(model, weights, X) / scale;
+  a.primal_infeasibility = infeasibility;
+  if (!certificate.computed || certificate.surrogate || !std::isfinite(certificate.dual_value)) return a;
+  a.dual_bound = certificate.dual_value / scale;
+  const double size = std::max(1.0, 0.5 * (std::abs(a.objective) + std::abs(a.dual_bound)));
+  a.relative_gap = (a.objective - a.dual_bound) / size;
+  a.dual_infeasibility = std::max(0.0, -certificate.lambda_min) * X.squaredNorm() / scale / size;
+  a.optimal = std::abs(a.relative_gap) <= tolerance && a.dual_infeasibility <= tolerance &&
+              a.primal_infeasibility <= tolerance;
+  return a;
+}
+
 }  // namespace sdprl::mm

@@ -17,6 +17,8 @@
 // the weights w_tau = phi'(|r_tau|) at X (Summary::Certificate::surrogate).
 #pragma once
 
+#include <cmath>
+
 #include "sdprl/export.h"
 #include "sdprl/loss.h"
 #include "sdprl/model.h"
@@ -59,6 +61,24 @@ double objective_value(const Model& model, const Loss& loss, const Regularizatio
 // ones returned there.
 SDPRL_API Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
                               const Vector& multipliers, Index directions = 1, Descent* descent = nullptr);
+
+// The result of a model whose terms are constraints, as the constrained problem's answer
+// (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose
+// objective is F's regularizer parts over gamma / 2 (1 when gamma = 0). The certificate's
+// multipliers y (|y| <= 1) give the dual side: when S(y) is PSD, -<y, t> / (gamma / 2) bounds the
+// minimum from below (Lagrange duality of the l1 penalty, section 7.3); when it is not,
+// -lambda_min(S) tr Z / (gamma / 2) is what that could cost at this Z. Both relative to
+// max(1, (|objective| + |bound|) / 2), as SDPA measures its gap.
+struct ConstrainedAnswer {
+  double objective = std::nan(""), dual_bound = std::nan(""), relative_gap = std::nan("");
+  double primal_infeasibility = std::nan(""), dual_infeasibility = std::nan("");
+  bool optimal = false;
+};
+
+// `infeasibility` is model.infeasibility(X) (the penalty path has it already). The rows-on-spheres
+// solver (sdp/spheres.h) stops by the same judgement.
+ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWeights& weights, const Matrix& X,
+                                     double infeasibility, const Certificate& certificate, double tolerance);
 
 // The step of a new column: the s >= 0 that minimises the weighted l1 surrogate of F along
 // Z + s v v^T, sum_tau w_tau |r_tau + s q_tau| + s c, exactly (it is convex and piecewise linear

@@ -101,36 +101,8 @@ std::pair<std::vector<double>, double> read_regularizer(const ConfigTable& confi
 // user set gamma (`adapt` false). A result still infeasible ends with status kInfeasible.
 constexpr int kPenaltyReductions = 4;
 
-// The result of a model whose terms are constraints, as the constrained problem's answer
-// (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose
-// objective is F's regularizer parts over gamma / 2 (1 when gamma = 0). The certificate's
-// multipliers y (|y| <= 1) give the dual side: when S(y) is PSD, -<y, t> / (gamma / 2) bounds the
-// minimum from below (Lagrange duality of the l1 penalty, section 7.3); when it is not,
-// -lambda_min(S) tr Z / (gamma / 2) is what that could cost at this Z. Both relative to
-// max(1, (|objective| + |bound|) / 2), as SDPA measures its gap.
-struct ConstrainedAnswer {
-  double objective = std::nan(""), dual_bound = std::nan(""), relative_gap = std::nan("");
-  double primal_infeasibility = std::nan(""), dual_infeasibility = std::nan("");
-  bool optimal = false;
-};
-
-// `infeasibility` is model.infeasibility(X), which the penalty path has already evaluated.
-ConstrainedAnswer constrained_answer(const Model& model, const RegularizationWeights& weights, const Matrix& X,
-                                     double infeasibility, const Certificate& certificate, double tolerance) {
-  ConstrainedAnswer a;
-  if (!model.infeasibility || X.size() == 0) return a;
-  const double scale = weights.gamma > 0.0 ? 0.5 * weights.gamma : 1.0;
-  a.objective = mm::regularizer_value(model, weights, X) / scale;
-  a.primal_infeasibility = infeasibility;
-  if (!certificate.computed || certificate.surrogate || !std::isfinite(certificate.dual_value)) return a;
-  a.dual_bound = certificate.dual_value / scale;
-  const double size = std::max(1.0, 0.5 * (std::abs(a.objective) + std::abs(a.dual_bound)));
-  a.relative_gap = (a.objective - a.dual_bound) / size;
-  a.dual_infeasibility = std::max(0.0, -certificate.lambda_min) * X.squaredNorm() / scale / size;
-  a.optimal = std::abs(a.relative_gap) <= tolerance && a.dual_infeasibility <= tolerance &&
-              a.primal_infeasibility <= tolerance;
-  return a;
-}
+using mm::constrained_answer;
+using mm::ConstrainedAnswer;
 
 // The polish (mm/polish.h) solved the KKT conditions of a guess and left terms on the box: for a
 // model whose terms are all constraints, multipliers of at least 1 / gamma (docs/method.md

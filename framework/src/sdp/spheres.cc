@@ -210,13 +210,11 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
     weights.gamma = gamma;
     const Vector multipliers = (gamma * y_a + y_ridge) / slope;
     certificate = mm::certify(model, loss, weights, X, multipliers);
-    // The constrained problem's dual infeasibility (runner: constrained_answer), -lambda_min(S)
-    // tr Z over (gamma/2) |<A, Z> + (lambda/gamma) tr Z|.
-    const double p = f + weights.lambda / gamma * s.radius2.sum();
-    dual_infeasibility = certificate.computed ? std::max(0.0, -certificate.lambda_min) * s.radius2.sum() /
-                                                    (0.5 * gamma) / std::max(1.0, std::abs(p))
-                                              : std::numeric_limits<double>::infinity();
-    certified = dual_infeasibility <= options.feasibility_tolerance;
+    // Judged as `sdprl run` reports it (summary.json `constrained`).
+    const mm::ConstrainedAnswer answer = mm::constrained_answer(model, weights, X, model.infeasibility(X), certificate,
+                                                                options.feasibility_tolerance);
+    dual_infeasibility = certificate.computed ? answer.dual_infeasibility : std::numeric_limits<double>::infinity();
+    certified = answer.optimal;
     if (certified || interrupted || over_time || k >= cap || !s.A) break;
     mm::Descent descent;  // S's eigenvector, only where a saddle is to be left
     if (dual_infeasibility > 1e-3 && escapes < kMaxEscapes) mm::certify(model, loss, weights, X, multipliers, 1, &descent);
