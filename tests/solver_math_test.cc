@@ -19,6 +19,7 @@
 #include "sdprl/terms/composite_terms.h"
 #include "sdprl/terms/rank_one_terms.h"
 #include "sdprl/testing/checks.h"
+#include "terms/dense_row_split.h"
 #include "test_models.h"
 
 namespace sdprl {
@@ -683,6 +684,56 @@ TEST(AllEntriesTerms, EvaluateIsTheExactlySymmetricProductAcrossTiles) {
     else EXPECT_TRUE(values == first) << "the thread count changed the bits";
   }
   set_threads(1);
+}
+
+// The row-split linearisation keeps b and W in one n^2 array (terms/dense_row_split.h): every
+// row tile the dense pass reads, and offsets() and term_weights() formed from it, must be
+// b = (X X^T - T) / 2 and W = phi'(|X X^T - T|) whole, with the curvature W's row sums, after
+// the one-pass rebuild and after update(), at n = 150 (rebuild tiles of 64 and blocks of 32, the
+// last partial; row tiles of 32 and of 7).
+TEST(AllEntriesTerms, PackedRowTilesAreTheWholeOffsetsAndWeights) {
+  const Index n = 150, r = 5;
+  std::mt19937_64 rng(12);
+  const Matrix X = random_matrix(n, r, 1.0, rng);
+  const Eigen::MatrixXd T = random_symmetric(n, 13);
+  const AllEntriesTerms terms(n, T);
+  auto loss = load_loss("leaky-mcp");
+  const Matrix R = X * X.transpose() - Matrix(T);
+  Matrix W(n, n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) W(i, j) = loss->derivative(std::abs(R(i, j)));
+  const auto expect_whole = [&](const TermLinearization& lin, const char* how) {
+    SCOPED_TRACE(how);
+    const auto* layout = dynamic_cast<const DenseRowSplit*>(&lin);
+    ASSERT_NE(layout, nullptr);
+    for (const Index rows : {Index{32}, Index{7}})
+      for (Index i0 = 0; i0 < n; i0 += rows) {
+        const Index m = std::min(rows, n - i0);
+        Matrix b(m, n), w(m, n);
+        layout->row_tile(i0, m, b.data(), w.data());
+        ASSERT_LE((b - 0.5 * R.middleRows(i0, m)).cwiseAbs().maxCoeff(), 1e-12) << "rows from " << i0;
+        ASSERT_LE((w - W.middleRows(i0, m)).cwiseAbs().maxCoeff(), 1e-12) << "rows from " << i0;
+      }
+    const Eigen::Map<const Matrix> B(lin.offsets().data(), n, n), Wl(lin.external_weights()->term_weights().data(), n, n);
+    EXPECT_LE((B - 0.5 * R).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_LE((Wl - W).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_TRUE(Matrix(B) == Matrix(B.transpose()) && Matrix(Wl) == Matrix(Wl.transpose())) << "exactly symmetric";
+    // The curvature C_ii: the row sums of W (the rebuild adds them tile by tile on the way).
+    Vector c;
+    lin.curvature_diagonal(c);
+    EXPECT_LE((c - W.rowwise().sum()).cwiseAbs().maxCoeff(), 1e-12 * n);
+  };
+  auto one_pass = terms.make_linearization(SplitMode::kRowSplit);
+  double phi = 0.0, weighted = 0.0;
+  ASSERT_NE(one_pass->one_pass(), nullptr);
+  one_pass->one_pass()->update_with_loss(X, *loss, &phi, &weighted, nullptr);
+  expect_whole(*one_pass, "one-pass rebuild");
+  auto plain = terms.make_linearization(SplitMode::kRowSplit);
+  Vector w(n * n), res(n * n);
+  Eigen::Map<Matrix>(w.data(), n, n) = W;
+  Eigen::Map<Matrix>(res.data(), n, n) = R;
+  plain->update(X, w, res);
+  expect_whole(*plain, "update()");
 }
 
 TEST(AllEntriesTerms, MapsMatchTheListedTerms) {

@@ -110,8 +110,9 @@ void AdmmState::unpack() {
   share_packed();
   if (!packed()) return;
   if (packed_weights) {
-    if (packed_weights->size() != u.size()) throw std::invalid_argument("AdmmState::unpack: weights and u differ in size");
-    nu = u.array().max(-2.0 * packed_weights->array()).min(2.0 * packed_weights->array()).matrix();
+    const Vector& w = packed_weights->term_weights();
+    if (w.size() != u.size()) throw std::invalid_argument("AdmmState::unpack: weights and u differ in size");
+    nu = u.array().max(-2.0 * w.array()).min(2.0 * w.array()).matrix();
   } else {
     nu = detail::clamp_nu(u.array()).matrix();
   }

@@ -10,6 +10,8 @@
 
 namespace sdprl {
 
+class ExternalWeights;  // sdprl/constraint_set.h
+
 // The ADMM state carried across MM steps (warm start, docs/method.md section 3).
 struct AdmmState {
   Matrix D;    // Xt, n x r
@@ -32,7 +34,7 @@ struct AdmmState {
   // alone; the dense pass sets the pointer again before it reads u.
   Vector u;
   double packed_rho = 0.0;  // > 0: u holds the state, packed at this rho
-  const Vector* packed_weights = nullptr;  // the bounds' w_h (not owned); nullptr: |nu_h| <= 2
+  const ExternalWeights* packed_weights = nullptr;  // the bounds' w_h (not owned); nullptr: |nu_h| <= 2
   bool keep_packed = false;
   bool packed() const { return packed_rho > 0.0; }
   // (nu, e) -> u at `rho`; a packed state at another rho is unpacked first. Exact in exact

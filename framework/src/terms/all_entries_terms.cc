@@ -82,9 +82,10 @@ void outer_product(const Matrix& X, Vector& values) {
 }
 
 // Offers ExternalWeights (the loss weights stay outside P), GramSummary (one shared block),
-// OnePassUpdate (the rebuild forms r, w and b in the linearisation's own two n^2-vectors, so that
-// the solver keeps no residual and weight vectors of its own: 2 n^2 doubles fewer) and, in
-// row-split mode, the layout of DenseRowSplit (terms/dense_row_split.h).
+// OnePassUpdate (the rebuild forms r, w and b in the linearisation's own storage, so that the
+// solver keeps no residual and weight vectors of its own: 2 n^2 doubles fewer) and, in row-split
+// mode, the layout of DenseRowSplit (terms/dense_row_split.h): b and W, both symmetric, in one
+// n^2 array, another n^2 doubles fewer.
 class AllEntriesLinearization final : public TermLinearization,
                                       public ExternalWeights,
                                       public GramSummary,
@@ -115,6 +116,16 @@ class AllEntriesLinearization final : public TermLinearization,
       }
     }
     set_curvature();
+    if (mode_ == SplitMode::kRowSplit) {
+      // Into the packed layout (both are exactly symmetric now, so nothing is lost).
+      allocate_packed();
+      const ConstMatrixMap B(b_.data(), n_, n_), W(w_.data(), n_, n_);
+      for (Index i = 0; i < n_; ++i) {
+        for (Index j = 0; j < n_; ++j) cell(i, j) = j <= i ? B(i, j) : W(i, j);
+        w_diagonal_[i] = W(i, i);
+      }
+      forget_full();
+    }
   }
 
   // update(X, phi'(|r|), r) with r = vec(X X^T) - T, formed with the product block by block: Z is
@@ -131,8 +142,16 @@ class AllEntriesLinearization final : public TermLinearization,
     // the earlier product, chunked loss and row sums (docs/notes/solver-history.md).
     X_ = X;
     const Index n = n_, pairs = tile_pairs(n);
-    b_.resize(n * n);
-    w_.resize(n * n);
+    const bool packed = mode_ == SplitMode::kRowSplit;
+    if (packed) {
+      forget_full();
+      allocate_packed();
+    } else {
+      b_.resize(n * n);
+      w_.resize(n * n);
+    }
+    // Row-split: b below and on the diagonal, W above it and on w_diagonal_ (the packed layout);
+    // coupled: b and W whole.
     MatrixMap B(b_.data(), n, n), W(w_.data(), n, n);
     const double* t = targets_ ? targets_->data() : nullptr;
     std::vector<double> sums(static_cast<std::size_t>(2 * pairs));
@@ -157,8 +176,23 @@ class AllEntriesLinearization final : public TermLinearization,
         sums[static_cast<std::size_t>(2 * q)] = twice * phi.sum();
         sums[static_cast<std::size_t>(2 * q + 1)] = twice * dphi.dot(a);
         block *= 0.5;
-        B.block(p.i0, p.j0, p.mi, p.mj) = block;
-        W.block(p.i0, p.j0, p.mi, p.mj) = wblock;
+        if (packed) {
+          // b below the diagonal (I > J) and on it, W above it: its transpose, or within a
+          // diagonal tile its own upper part.
+          for (Index i = 0; i < p.mi; ++i)
+            for (Index j = 0; j < p.mj; ++j) {
+              if (p.diagonal && j > i) cell(p.i0 + i, p.j0 + j) = wblock(i, j);
+              else cell(p.i0 + i, p.j0 + j) = block(i, j);
+            }
+          if (p.diagonal)
+            for (Index i = 0; i < p.mi; ++i) w_diagonal_[p.i0 + i] = wblock(i, i);
+          else
+            for (Index j = 0; j < p.mj; ++j)
+              for (Index i = 0; i < p.mi; ++i) cell(p.j0 + j, p.i0 + i) = wblock(i, j);
+        } else {
+          B.block(p.i0, p.j0, p.mi, p.mj) = block;
+          W.block(p.i0, p.j0, p.mi, p.mj) = wblock;
+        }
         // Plain loops in a fixed order: Eigen's rowwise sums into a Map peel to the destination's
         // alignment, which moved the sums' last bits with the heap address (and so with the
         // thread count).
@@ -166,8 +200,10 @@ class AllEntriesLinearization final : public TermLinearization,
         for (Index j = 0; j < p.mj; ++j)
           for (Index i = 0; i < p.mi; ++i) rows[i] += wblock(i, j);
         if (!p.diagonal) {
-          B.block(p.j0, p.i0, p.mj, p.mi) = block.transpose();
-          W.block(p.j0, p.i0, p.mj, p.mi) = wblock.transpose();
+          if (!packed) {
+            B.block(p.j0, p.i0, p.mj, p.mi) = block.transpose();
+            W.block(p.j0, p.i0, p.mj, p.mi) = wblock.transpose();
+          }
           for (Index j = 0; j < p.mj; ++j) {
             double sum = 0.0;
             for (Index i = 0; i < p.mi; ++i) sum += wblock(i, j);
@@ -198,9 +234,59 @@ class AllEntriesLinearization final : public TermLinearization,
   OnePassUpdate* one_pass() override { return this; }
 
   Index size() const override { return n_ * n_; }
-  const Vector& offsets() const override { return b_; }
+  const Vector& offsets() const override {
+    if (mode_ == SplitMode::kRowSplit) unpack_full(true);
+    return b_;
+  }
   const ExternalWeights* external_weights() const override { return this; }
-  const Vector& term_weights() const override { return w_; }
+  const Vector& term_weights() const override {
+    if (mode_ == SplitMode::kRowSplit) unpack_full(false);
+    return w_;
+  }
+
+  void row_tile(Index i0, Index m, double* b, double* w) const override {
+    const Index n = n_;
+    MatrixMap Bt(b, m, n), Wt(w, m, n);
+    if (i0 % kBlock != 0 || m > kBlock) {
+      // Any rows, entry by entry (the dense pass asks for whole blocks of rows, below).
+      for (Index i = 0; i < m; ++i) {
+        const Index g = i0 + i;
+        for (Index j = 0; j < n; ++j) {
+          Bt(i, j) = j <= g ? cell(g, j) : cell(j, g);
+          Wt(i, j) = j < g ? cell(j, g) : j > g ? cell(g, j) : w_diagonal_[g];
+        }
+      }
+      return;
+    }
+    // Block row I of b and W, block by block of 32 columns: block (I, J) of the array holds b_IJ
+    // when J < I and W_IJ when J > I; the other comes transposed from block (J, I). Both blocks
+    // are 8 KB contiguous, so every read streams.
+    const Index I = i0 / kBlock;
+    for (Index J = 0; J < blocks_; ++J) {
+      const Index j0 = J * kBlock, k = std::min(kBlock, n - j0);
+      const double* own = block_data(I, J);
+      const double* mirror = block_data(J, I);
+      for (Index i = 0; i < m; ++i) {
+        double* brow = b + i * n + j0;
+        double* wrow = w + i * n + j0;
+        const double* o = own + i * kBlock;
+        if (J < I) {
+          for (Index j = 0; j < k; ++j) brow[j] = o[j];
+          for (Index j = 0; j < k; ++j) wrow[j] = mirror[j * kBlock + i];
+        } else if (J > I) {
+          for (Index j = 0; j < k; ++j) brow[j] = mirror[j * kBlock + i];
+          for (Index j = 0; j < k; ++j) wrow[j] = o[j];
+        } else {  // the diagonal block: b on and below its diagonal, W above it
+          for (Index j = 0; j < k; ++j) {
+            brow[j] = j <= i ? o[j] : own[j * kBlock + i];
+            wrow[j] = j > i ? o[j] : own[j * kBlock + i];
+          }
+          wrow[i] = w_diagonal_[i0 + i];
+        }
+      }
+    }
+  }
+
   const GramSummary* gram_summary() const override { return this; }
 
   void apply(const Matrix& D, Vector& out) const override {
@@ -265,11 +351,57 @@ class AllEntriesLinearization final : public TermLinearization,
     curvature_ = 0.5 * (W.rowwise().sum() + W.colwise().sum().transpose());
   }
 
+  // Row-split: b (offsets) or W (weights) whole from the packed layout, once per rebuild, for
+  // readers other than the dense pass (the generic ADMM, a certificate, an unpacked state).
+  void unpack_full(bool offsets) const {
+    const std::lock_guard<std::mutex> lock(full_mutex_);
+    Vector& out = offsets ? b_ : w_;
+    bool& formed = offsets ? b_formed_ : w_formed_;
+    if (formed) return;
+    out.resize(n_ * n_);
+    MatrixMap M(out.data(), n_, n_);
+    for (Index i0 = 0; i0 < n_; i0 += kBlock) {
+      const Index m = std::min(kBlock, n_ - i0);
+      Matrix B(m, n_), W(m, n_);
+      row_tile(i0, m, B.data(), W.data());
+      M.middleRows(i0, m) = offsets ? B : W;
+    }
+    formed = true;
+  }
+  // The packed layout: an n x n array in blocks of 32 x 32 (row-major blocks, each row-major and
+  // 8 KB contiguous; the last block row and column padded), so that block (I, J) and its mirror
+  // (J, I) are read as two streams.
+  static constexpr Index kBlock = 32;
+  void allocate_packed() {
+    blocks_ = (n_ + kBlock - 1) / kBlock;
+    packed_.resize(blocks_ * blocks_ * kBlock * kBlock);
+    w_diagonal_.resize(n_);
+  }
+  const double* block_data(Index I, Index J) const { return packed_.data() + (I * blocks_ + J) * kBlock * kBlock; }
+  double& cell(Index i, Index j) {
+    return packed_[((i / kBlock) * blocks_ + j / kBlock) * kBlock * kBlock + (i % kBlock) * kBlock + j % kBlock];
+  }
+  double cell(Index i, Index j) const {
+    return packed_[((i / kBlock) * blocks_ + j / kBlock) * kBlock * kBlock + (i % kBlock) * kBlock + j % kBlock];
+  }
+  void forget_full() {
+    const std::lock_guard<std::mutex> lock(full_mutex_);
+    Vector().swap(b_);
+    Vector().swap(w_);
+    b_formed_ = w_formed_ = false;
+  }
+
   Index n_;
   SplitMode mode_;
   const Vector* targets_;
   Matrix X_;
-  Vector w_, b_, curvature_;
+  // Coupled: b and W whole. Row-split: packed_ and w_diagonal_ (terms/dense_row_split.h), and b_
+  // and w_ only while a reader has asked for them since the last rebuild.
+  mutable Vector w_, b_;
+  Vector curvature_, packed_, w_diagonal_;
+  Index blocks_ = 0;
+  mutable bool b_formed_ = false, w_formed_ = false;
+  mutable std::mutex full_mutex_;
   mutable Matrix scratch_;  // kCoupled's transpose in apply()
 };
 

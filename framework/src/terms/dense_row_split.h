@@ -3,13 +3,23 @@
 // P_(i,j) = e_i x_j^T for the rows x_j of X_k, so that, on row-major n x n views of the split-term
 // vectors, P(D) = D X_k^T and P*(y) = Y X_k; the loss weights stay outside P (ExternalWeights).
 // A linearisation in row-split mode that derives from this class promises exactly that layout.
+//
+// b and W are symmetric n x n matrices (b = R / 2 with R = Z - T, W = phi'(|R|)), so the class
+// may keep them in one n^2 array (b below the diagonal and on it, W above it, W's diagonal beside)
+// and hand them out a tile of rows at a time: the dense pass then holds one n^2-vector of them
+// instead of two (sparse PCA at n = 2000: 32 MB of its 124). offsets() and term_weights() stay
+// available to other readers, formed on their first call after each rebuild.
 #pragma once
+
+#include "sdprl/types.h"
 
 namespace sdprl {
 
 class DenseRowSplit {
  public:
   virtual ~DenseRowSplit() = default;
+  // Rows i0 .. i0 + m - 1 of b and of W into b and w (each m x n, row-major), for the dense pass.
+  virtual void row_tile(Index i0, Index m, double* b, double* w) const = 0;
 };
 
 }  // namespace sdprl

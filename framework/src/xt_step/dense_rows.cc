@@ -7,6 +7,7 @@
 #include "admm/soft_step.h"
 #include "mm/surrogate.h"
 #include "sdprl/constraint.h"
+#include "terms/dense_row_split.h"
 
 namespace sdprl::xt_step {
 namespace {
@@ -25,14 +26,14 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank();
   const Matrix& Xk = s_.center();
-  const double* b = lin.offsets().data();
-  const Vector& weights = *term_weights(lin);
-  const double* w = weights.data();
+  // b and w a tile of rows at a time (terms/dense_row_split.h): not n^2-vectors of their own.
+  const auto& layout = dynamic_cast<const DenseRowSplit&>(lin);
+  const ExternalWeights* weights = lin.external_weights();
   // A packed state here is this pass's (also one restored from a checkpoint, which keeps u alone):
   // its bounds are the weights, also when pack() must unpack it at another rho first.
-  if (st.packed()) st.packed_weights = &weights;
+  if (st.packed()) st.packed_weights = weights;
   st.pack(rho);
-  st.packed_weights = &weights;
+  st.packed_weights = weights;
   // The constraint split when the Constrained wrapper holds this strategy (it sets rho_k > 0 as
   // shift_); Y starts at X_k, as in Admm::step.
   const ConvexConstraint* constraint = shift_ > 0.0 ? s_.model().constraint.get() : nullptr;
@@ -50,14 +51,17 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
   std::vector<detail::PackedStepSums> sums(static_cast<std::size_t>(tiles));
 #pragma omp parallel
   {
-    Matrix T, R, D;
+    Matrix T, R, D, Bt(kTileRows, n), Wt(kTileRows, n);
 #pragma omp for schedule(static)
     for (Index q = 0; q < tiles; ++q) {
       const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0), at = i0 * n;
       double* u = st.u.data() + at;
+      layout.row_tile(i0, m, Bt.data(), Wt.data());
+      const double* b = Bt.data();
+      const double* w = Wt.data();
       // Xt-step: (2B + rho P*P + rho_k I) D = -G - P*(nu + rho (b - e)) - mu - rho_k (X_k - Y).
       T.resize(m, n);
-      detail::packed_multiplier_sum(b + at, w + at, u, rho, m * n, T.data());
+      detail::packed_multiplier_sum(b, w, u, rho, m * n, T.data());
       R = -s_.G().middleRows(i0, m);
       R.noalias() -= T * Xk;
       if (constraint) R -= st.mu.middleRows(i0, m) + rho_k * (Xk.middleRows(i0, m) - st.Y.middleRows(i0, m));
@@ -66,7 +70,7 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
       // e- and nu-steps on P(D) = D X_k^T, with H's terms at D and <nu', b> summed on the way; T
       // then holds nu', whose P* the dual needs.
       T.noalias() = D * Xk.transpose();
-      sums[static_cast<std::size_t>(q)] = detail::packed_soft_step(T.data(), b + at, w + at, rho, m * n, u);
+      sums[static_cast<std::size_t>(q)] = detail::packed_soft_step(T.data(), b, w, rho, m * n, u);
       st.Pnu.middleRows(i0, m).noalias() = T * Xk;
     }
   }
@@ -85,12 +89,13 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho) {
     std::vector<double> partial(static_cast<std::size_t>(tiles), 0.0);
 #pragma omp parallel
     {
-      Matrix T;
+      Matrix T, Bt(kTileRows, n), Wt(kTileRows, n);
 #pragma omp for schedule(static)
       for (Index q = 0; q < tiles; ++q) {
-        const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0), at = i0 * n;
+        const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0);
+        layout.row_tile(i0, m, Bt.data(), Wt.data());
         T.noalias() = st.step.middleRows(i0, m) * Xk.transpose();
-        partial[static_cast<std::size_t>(q)] = detail::weighted_abs_sum(T.data(), b + at, w + at, m * n);
+        partial[static_cast<std::size_t>(q)] = detail::weighted_abs_sum(T.data(), Bt.data(), Wt.data(), m * n);
       }
     }
     terms = 0.0;

@@ -6,7 +6,8 @@
 // nu-steps with the gap's sums, and P*(nu')_I for the dual. A constraint split (sparse PCA's
 // Frobenius ball) runs after the pass on the n x r matrices, and its feasible step's value takes a
 // second pass (P(Y - X_k) = (Y - X_k) X_k^T). The state is packed with the weights' bounds
-// (AdmmState::u, packed_weights), so no n^2-vector beyond b, w and u is formed.
+// (AdmmState::u, packed_weights), and b and w come a tile at a time from their one packed array
+// (terms/dense_row_split.h): no n^2-vector beyond that array and u is formed.
 #pragma once
 
 #include "xt_step/blocks.h"

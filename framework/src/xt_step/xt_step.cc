@@ -337,7 +337,7 @@ std::unique_ptr<XtStep> make_xt_step(const Surrogate& s, const AdmmOptions& opti
     const ConvexConstraint* constraint = s.model().constraint.get();
     const bool rows_split = !constrained || (constraint != nullptr && constraint->rows_independent());
     // All n^2 entry terms take the dense pass, under any constraint (it projects after the pass).
-    const bool dense = shared && dynamic_cast<const DenseRowSplit*>(&lin) != nullptr && term_weights(lin) != nullptr;
+    const bool dense = shared && dynamic_cast<const DenseRowSplit*>(&lin) != nullptr && lin.external_weights() != nullptr;
     if (paths.fused && rows_split && !shared && lin.row_split() != nullptr && lin.external_weights() == nullptr)
       step = std::make_unique<FusedRows>(s, options, paths.fused_rebuild);
     else if (paths.fused && dense)
