@@ -323,6 +323,7 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     EXPECT_NEAR(f, optimum, 5e-5) << problem;
     EXPECT_LT(value_of(r.out, "max_violation"), 1e-9) << problem;
     EXPECT_EQ(constrained_field(dir.path() / problem, "optimal"), "true") << problem;
+    EXPECT_NE(r.out.find("status = optimal"), std::string::npos) << problem << r.out;
     EXPECT_LT(std::abs(std::stod(constrained_field(dir.path() / problem, "relative_gap"))), level) << problem;
     EXPECT_LT(std::stod(constrained_field(dir.path() / problem, "dual_infeasibility")), level) << problem;
   }
@@ -332,6 +333,7 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false", "solver.type=mm"});
   ASSERT_EQ(off.code, 0) << off.out << off.err;
   EXPECT_EQ(constrained_field(dir.path() / "mcp124-1", "optimal"), "false");
+  EXPECT_EQ(off.out.find("status = optimal"), std::string::npos) << off.out;
   EXPECT_GT(std::abs(-std::stod(constrained_field(dir.path() / "mcp124-1", "objective")) - 141.9905), 1e-2);
 }
 
@@ -345,6 +347,7 @@ TEST(SdpaCli, MaxCutRunsOnSpheresAndItsCertificateCanFail) {
   EXPECT_NE(summary.find("\"solver\": \"spheres\""), std::string::npos) << summary;
   EXPECT_NEAR(-std::stod(constrained_field(dir.path() / "mcp250-1", "objective")), 317.2643, 5e-5);
   EXPECT_EQ(constrained_field(dir.path() / "mcp250-1", "optimal"), "true");
+  EXPECT_NE(r.out.find("status = optimal"), std::string::npos) << r.out;
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-12);
   EXPECT_LE(value_of(r.out, "mm_iterations"), 2000.0);  // sweeps
   // At rank 1 (a cut itself) the optimum's Z (rank about 16) is out of reach: the sweeps stop at a
@@ -353,6 +356,7 @@ TEST(SdpaCli, MaxCutRunsOnSpheresAndItsCertificateCanFail) {
   const double cut = -std::stod(constrained_field(dir.path() / "mcp250-1", "objective"));
   EXPECT_LT(cut, 317.2643 - 1.0) << r.out << r.err;
   EXPECT_EQ(constrained_field(dir.path() / "mcp250-1", "optimal"), "false");
+  EXPECT_NE(r.out.find("status = converged"), std::string::npos) << "converged, not proved optimal: " << r.out;
   EXPECT_GT(std::stod(constrained_field(dir.path() / "mcp250-1", "dual_infeasibility")), 1e-3);
   // Its sweeps keep to the time limit (exit 1, the last iterate kept).
   r = run_sdplib(dir, "mcp250-1", {"solver.time_limit=1e-4"});

@@ -217,6 +217,10 @@ enum class SolverStatus {
   kInfeasible,       // set by `sdprl run` for a model with Model::infeasibility: the result (X, the
                      // last penalty's) violates the model's constraints by more than
                      // SolverOptions::feasibility_tolerance
+  kOptimal,          // set by `sdprl run` for a converged result that a certificate proves optimal:
+                     // a model with Model::infeasibility whose constrained answer is (relative gap,
+                     // primal and dual infeasibility <= feasibility_tolerance; docs/method.md
+                     // section 9), any other whose certificate of F itself is (section 7.3)
 };
 SDPRL_API const char* to_string(SolverStatus status);
 

@@ -170,7 +170,7 @@ std::vector<SolverOption> make_table() {
       "it, or when F is unbounded, the run lowers gamma tenfold and solves again from that result, up to "
       "four times, unless [regularizer] sets gamma (summary.json: penalty_path); a result still above it "
       "ends with status infeasible (exit 1). Also the bound on the relative duality gap and dual infeasibility "
-      "for summary.json's constrained.optimal (docs/method.md section 9)"));
+      "for summary.json's constrained.optimal, and so for status optimal (docs/method.md section 9)"));
   t.push_back(integer_option("consecutive", SDPRL_MEMBER(consecutive), NumberRule::closed(1, 1e6),
                              "... on this many consecutive MM steps ..."));
   t.push_back(integer_option("min_mm_iterations", SDPRL_MEMBER(min_mm_iterations), NumberRule::closed(0, 1e9),

@@ -61,7 +61,8 @@ constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "conve
                                                {SolverStatus::kNumericalError, "numerical_error"},
                                                {SolverStatus::kInterrupted, "interrupted"},
                                                {SolverStatus::kUnbounded, "unbounded"},
-                                               {SolverStatus::kInfeasible, "infeasible"}};
+                                               {SolverStatus::kInfeasible, "infeasible"},
+                                               {SolverStatus::kOptimal, "optimal"}};
 
 template <class E, std::size_t N>
 const char* name_of(const Name<E> (&names)[N], E value) {

@@ -212,7 +212,7 @@ class Reader {
 // (Io = Reader): the two directions cannot disagree. Changing it changes the format (kVersion).
 template <class Io, class S>
 void summary_fields(Io& io, S& s) {
-  io.enumeration(s.status, SolverStatus::kInfeasible, "an unknown status");
+  io.enumeration(s.status, SolverStatus::kOptimal, "an unknown status");
   io.fields(s.message, s.n, s.rank, s.terms, s.split_terms, s.rho, s.weights.lambda, s.weights.gamma);
   io.enumeration(s.solver, SolverType::kSpheres, "an unknown solver type");
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,

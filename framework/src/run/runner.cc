@@ -723,6 +723,11 @@ RunResult run_model(const RunRequest& request) {
                      a.dual_infeasibility,
                      a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
       }
+      // The run's verdict beside the solver's: a converged result that a certificate proves.
+      if (trial.summary.status == SolverStatus::kConverged &&
+          (model.infeasibility ? answer.optimal
+                               : trial.summary.certificate.optimal && !trial.summary.certificate.surrogate))
+        trial.summary.status = SolverStatus::kOptimal;
       // Inside: an application's validation that throws is a plugin failing mid-grid too.
       trial.validation_error = model.evaluator && model.evaluator->has_validation()
                                    ? model.evaluator->validation_error(X) : std::nan("");
