@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
 
 #include "linalg/minres.h"
 #include "mm/certificate.h"
@@ -95,6 +99,85 @@ struct Residuals {
   Vector r;      // all m residuals
   double norm = 0.0;  // sqrt(|S X|^2 + |r_E / 2|^2)
 };
+
+// The multipliers of a solved KKT point are unique only up to the null space of y_E ->
+// sum_E y_tau sym(Q_tau) X: where the optimum's Z has blocks or directions at 0 (SDPLIB's truss1:
+// four of its seven blocks), S(y) X = 0 says nothing of S there, and the least-squares y can leave
+// S(y) indefinite where a dual optimum is PSD. Every y = y_0 + N z keeps S(y) X = 0 and so the gap;
+// this raises lambda_min(S(y)), a concave function of z, by supergradient steps (v^T G_j v for
+// S's lowest eigenvector v) that keep y_E in its box. Dense, so for small problems only.
+constexpr Index kRepairRows = 300;        // n at most
+constexpr Index kRepairFitted = 300;      // |E| at most
+constexpr int kRepairSteps = 200;
+void raise_lambda_min(const Model& model, const RegularizationWeights& weights, const Matrix& X,
+                      const std::vector<Index>& fitted, double w, Vector& y) {
+  const ConstraintSet& terms = *model.terms;
+  const Index n = X.rows(), r = X.cols(), k = static_cast<Index>(fitted.size()), m = terms.size();
+  if (k == 0 || n > kRepairRows || k > kRepairFitted) return;
+  // L's columns vec(sym(Q_tau) X), tau in E, and their null space N (k x d).
+  Eigen::MatrixXd L(n * r, k);
+  Vector e = Vector::Zero(m);
+  Matrix column;
+  for (Index q = 0; q < k; ++q) {
+    e[fitted[q]] = 1.0;
+    terms.apply_adjoint_sym(e, X, column);
+    e[fitted[q]] = 0.0;
+    L.col(q) = Eigen::Map<const Vector>(column.data(), n * r);
+  }
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(L, Eigen::ComputeFullV);
+  const Vector sv = svd.singularValues();
+  const double top = sv.size() > 0 ? sv[0] : 0.0;
+  Index rank = 0;
+  while (rank < sv.size() && sv[rank] > 1e-10 * std::max(top, 1e-300)) ++rank;
+  const Index d = k - rank;
+  if (d == 0) return;
+  const Eigen::MatrixXd N = svd.matrixV().rightCols(d);
+  // S(y_0) and G_j = sum_E N_qj sym(Q_q), dense.
+  const Matrix I = Matrix::Identity(n, n);
+  Matrix S0, scratch;
+  apply_dual_operator(model, weights, y, I, S0, scratch);
+  std::vector<Matrix> G(static_cast<std::size_t>(d));
+  for (Index j = 0; j < d; ++j) {
+    for (Index q = 0; q < k; ++q) e[fitted[q]] = N(q, j);
+    terms.apply_adjoint_sym(e, I, G[static_cast<std::size_t>(j)]);
+  }
+  const auto at = [&](const Vector& z, Eigen::VectorXd* v) {
+    Matrix S = S0;
+    for (Index j = 0; j < d; ++j) S += z[j] * G[static_cast<std::size_t>(j)];
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (S + S.transpose()));
+    if (v) *v = eig.eigenvectors().col(0);
+    return eig.eigenvalues()[0];
+  };
+  const auto inside = [&](const Vector& z) {
+    const Vector dy = N * z;
+    for (Index q = 0; q < k; ++q)
+      if (std::abs(y[fitted[q]] + dy[q]) > w) return false;
+    return true;
+  };
+  Vector z = Vector::Zero(d);
+  Eigen::VectorXd v;
+  double value = at(z, &v), step = 1.0;
+  const double start = value;
+  for (int it = 0; it < kRepairSteps && value < 0.0 && step > 1e-14; ++it) {
+    Vector g(d);
+    for (Index j = 0; j < d; ++j) g[j] = v.dot(G[static_cast<std::size_t>(j)] * v);
+    if (!(g.norm() > 0.0)) break;
+    const Vector trial = z + (step / g.norm()) * g;
+    Eigen::VectorXd tv;
+    const double tvalue = inside(trial) ? at(trial, &tv) : -std::numeric_limits<double>::infinity();
+    if (tvalue > value) {
+      z = trial;
+      value = tvalue;
+      v = tv;
+      step *= 1.5;
+    } else {
+      step *= 0.5;
+    }
+  }
+  if (!(value > start)) return;
+  const Vector dy = N * z;
+  for (Index q = 0; q < k; ++q) y[fitted[q]] += dy[q];
+}
 
 }  // namespace
 
@@ -270,6 +353,12 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
     if (!changed) break;
   }
   X *= sigma;
+  if (report.kkt_solved) {
+    std::vector<Index> fitted;
+    for (Index h = 0; h < m; ++h)
+      if (in_e[h]) fitted.push_back(h);
+    raise_lambda_min(model, weights, X, fitted, w, y);
+  }
   terms.evaluate(X, values);
   const double f = w * (values - terms.targets()).cwiseAbs().sum() + regularizer_value(model, weights, X);
   if (!(f <= objective)) {
