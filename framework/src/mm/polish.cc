@@ -108,12 +108,19 @@ struct Residuals {
 // S's lowest eigenvector v) that keep y_E in its box. Dense, so for small problems only.
 constexpr Index kRepairRows = 300;        // n at most
 constexpr Index kRepairFitted = 300;      // |E| at most
+constexpr double kRepairDoubles = 2e6;    // d n^2 (the G_j) at most: 16 MB
 constexpr int kRepairSteps = 200;
 void raise_lambda_min(const Model& model, const RegularizationWeights& weights, const Matrix& X,
                       const std::vector<Index>& fitted, double w, Vector& y) {
   const ConstraintSet& terms = *model.terms;
   const Index n = X.rows(), r = X.cols(), k = static_cast<Index>(fitted.size()), m = terms.size();
   if (k == 0 || n > kRepairRows || k > kRepairFitted) return;
+  // S(y_0), dense; nothing to do where it is PSD already.
+  const Matrix I = Matrix::Identity(n, n);
+  Matrix S0, scratch;
+  apply_dual_operator(model, weights, y, I, S0, scratch);
+  S0 = 0.5 * (S0 + Matrix(S0.transpose()));
+  if (Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S0, Eigen::EigenvaluesOnly).eigenvalues()[0] >= 0.0) return;
   // L's columns vec(sym(Q_tau) X), tau in E, and their null space N (k x d).
   Eigen::MatrixXd L(n * r, k);
   Vector e = Vector::Zero(m);
@@ -124,18 +131,15 @@ void raise_lambda_min(const Model& model, const RegularizationWeights& weights, 
     e[fitted[q]] = 0.0;
     L.col(q) = Eigen::Map<const Vector>(column.data(), n * r);
   }
-  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(L, Eigen::ComputeFullV);
+  const Eigen::BDCSVD<Eigen::MatrixXd> svd(L, Eigen::ComputeFullV);
   const Vector sv = svd.singularValues();
   const double top = sv.size() > 0 ? sv[0] : 0.0;
   Index rank = 0;
   while (rank < sv.size() && sv[rank] > 1e-10 * std::max(top, 1e-300)) ++rank;
   const Index d = k - rank;
-  if (d == 0) return;
+  if (d == 0 || static_cast<double>(d) * static_cast<double>(n * n) > kRepairDoubles) return;
   const Eigen::MatrixXd N = svd.matrixV().rightCols(d);
-  // S(y_0) and G_j = sum_E N_qj sym(Q_q), dense.
-  const Matrix I = Matrix::Identity(n, n);
-  Matrix S0, scratch;
-  apply_dual_operator(model, weights, y, I, S0, scratch);
+  // G_j = sum_E N_qj sym(Q_q), dense.
   std::vector<Matrix> G(static_cast<std::size_t>(d));
   for (Index j = 0; j < d; ++j) {
     for (Index q = 0; q < k; ++q) e[fitted[q]] = N(q, j);
