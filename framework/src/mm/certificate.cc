@@ -94,7 +94,7 @@ bool smallest_eigenpairs(const linalg::SymmetricOperator& S, Index n, Index k, d
 }  // namespace
 
 Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                    const Vector& multipliers, Index directions, Descent* descent) {
+                    const Vector& multipliers, Index directions, Descent* descent, bool boxed) {
   Certificate c;
   if (model.constraint) {
     c.note = "no certificate under the constraint X in " + model.constraint->name();
@@ -123,7 +123,8 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   const bool given = multipliers.size() == m;
 #pragma omp parallel for schedule(static) if (m > detail::kParallelWork)
   for (Index h = 0; h < m; ++h) {
-    const double s = given ? std::clamp(multipliers[h], -1.0, 1.0) : (r[h] > 0.0 ? 1.0 : (r[h] < 0.0 ? -1.0 : 0.0));
+    const double s = given ? (boxed ? std::clamp(multipliers[h], -1.0, 1.0) : multipliers[h])
+                           : (r[h] > 0.0 ? 1.0 : (r[h] < 0.0 ? -1.0 : 0.0));
     y[h] = w[h] * s;
   }
 

@@ -59,8 +59,11 @@ double objective_value(const Model& model, const Loss& loss, const Regularizatio
 // the exact surrogate; then y_tau = w_tau sign(r_tau), a valid but weaker choice. With `descent`,
 // the `directions` smallest eigenpairs of S(y) are computed (instead of one) and its negative
 // ones returned there.
+// boxed = false takes the multipliers as they are, beyond the box too: then S(y) and -<y, t> serve
+// the constrained problem's answer (constrained_answer()) and not F's lower bound.
 SDPRL_API Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                              const Vector& multipliers, Index directions = 1, Descent* descent = nullptr);
+                              const Vector& multipliers, Index directions = 1, Descent* descent = nullptr,
+                              bool boxed = true);
 
 // The result of a model whose terms are constraints, as the constrained problem's answer
 // (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose

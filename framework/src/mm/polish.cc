@@ -206,8 +206,11 @@ Matrix refit_direction(const Model& model, const Matrix& X, const std::vector<In
   return D;
 }
 
-Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
-                const Vector& multipliers, double objective, long admm_iterations) {
+namespace {
+// fit_all: every term in E for good, its multiplier unboxed, and the result not judged on F
+// (polish_constraints()).
+Polished polish_impl(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
+                     const Vector& multipliers, double objective, long admm_iterations, bool fit_all) {
   Polished out;
   PolishReport& report = out.report;
   report.tried = true;
@@ -233,7 +236,7 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
   Vector y(m);
   for (Index h = 0; h < m; ++h) {
     const double u = std::clamp(multipliers[h], -1.0, 1.0);
-    in_e[h] = std::abs(u) < 1.0 - kInsideBox;
+    in_e[h] = fit_all || std::abs(u) < 1.0 - kInsideBox;
     y[h] = in_e[h] ? w * u : w * (res[h] != 0.0 ? (res[h] > 0.0 ? 1.0 : -1.0) : (u >= 0.0 ? 1.0 : -1.0));
   }
 
@@ -343,7 +346,7 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
 
     // Correct the guess where the KKT point contradicts it.
     bool changed = false;
-    for (Index h = 0; h < m; ++h) {
+    for (Index h = 0; h < m && !fit_all; ++h) {
       if (in_e[h] && std::abs(y[h]) > w * (1.0 + kBoxSlack)) {
         in_e[h] = 0;  // a multiplier outside its box: the term gains by leaving its fit, on y's side
         y[h] = y[h] > 0.0 ? w : -w;
@@ -361,19 +364,31 @@ Polished polish(const Model& model, double w, const RegularizationWeights& weigh
     std::vector<Index> fitted;
     for (Index h = 0; h < m; ++h)
       if (in_e[h]) fitted.push_back(h);
-    raise_lambda_min(model, weights, X, fitted, w, y);
+    raise_lambda_min(model, weights, X, fitted, fit_all ? std::numeric_limits<double>::infinity() : w, y);
   }
   terms.evaluate(X, values);
   const double f = w * (values - terms.targets()).cwiseAbs().sum() + regularizer_value(model, weights, X);
-  if (!(f <= objective)) {
-    report.note = "its point has a higher F (" + std::to_string(f) + ")";
+  if (fit_all ? !(report.kkt_solved && std::isfinite(f)) : !(f <= objective)) {
+    report.note = fit_all ? "its KKT conditions were not solved" : "its point has a higher F (" + std::to_string(f) + ")";
     return out;
   }
   out.improved = true;
   out.X = std::move(X);
   out.objective = f;
-  out.multipliers = (y / w).cwiseMax(-1.0).cwiseMin(1.0);
+  out.multipliers = y / w;
+  if (!fit_all) out.multipliers = out.multipliers.cwiseMax(-1.0).cwiseMin(1.0);
   return out;
+}
+}  // namespace
+
+Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
+                const Vector& multipliers, double objective, long admm_iterations) {
+  return polish_impl(model, w, weights, X, multipliers, objective, admm_iterations, false);
+}
+
+Polished polish_constraints(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
+                            double objective, long admm_iterations) {
+  return polish_impl(model, w, weights, X, Vector::Zero(model.terms->size()), objective, admm_iterations, true);
 }
 
 }  // namespace sdprl::mm

@@ -39,6 +39,15 @@ struct Polished {
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
                 const Vector& multipliers, double objective, long admm_iterations);
 
+// The polish of a model whose terms are constraints (sdpa; docs/method.md section 9): every term
+// fitted and its multiplier free of the l1 penalty's box, so that the KKT point sought is the SDP's
+// own. (Where an SDPA multiplier exceeds 2 / gamma the penalised minimiser is not the SDP's, and the
+// box keeps the ordinary polish from it: hinf1, qap5.) `multipliers` are y / w, unclipped; the
+// result is not judged on F (the SDP's optimum raises the penalised F where the penalty is
+// inexact) but by the caller, on the constrained answer.
+Polished polish_constraints(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
+                            double objective, long admm_iterations);
+
 // The least-norm change D of X that keeps the residuals of the fitted terms E at first order
 // against a change q_E of theirs: 2 <sym(Q_tau) X, D> = -q_tau for tau in E (`q` holds all m
 // changes; MINRES on B B^T, at most `max_products` products). The rank staircase's escape moves X

@@ -32,6 +32,7 @@
 #include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
 #include "mm/loop_support.h"
+#include "mm/polish.h"
 #include "mm/solve_checks.h"
 #include "parallel/processes.h"
 #include "run/checkpoint.h"
@@ -111,6 +112,45 @@ bool penalty_not_exact(const Summary& s) {
   return s.usable() && s.polish.tried && s.polish.kkt_solved && s.polish.boxed > 0 && !s.certificate.optimal;
 }
 
+// How far a constrained answer is from a certificate: the larger of |relative gap| and dual
+// infeasibility (infinite without a dual bound).
+double certificate_distance(const ConstrainedAnswer& a) {
+  const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
+  return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+}
+
+// A converged result of a model whose terms are constraints that its constrained answer does not
+// prove optimal: the polish with every constraint fitted and unboxed multipliers (mm/polish.h,
+// polish_constraints; docs/method.md section 9), kept when its point is feasible and its answer
+// optimal or closer to a certificate. Where the SDP's multipliers exceed the penalty's box (hinf1:
+// 2.7e4 against 2 / gamma = 1000) the penalised minimiser is off the SDP's optimum by what the
+// violation buys; the KKT point is not.
+void polish_constraints(const Model& model, const Loss& loss, const RegularizationWeights& weights,
+                        const SolverOptions& options, Matrix& X, LambdaTrial& trial, ConstrainedAnswer& answer) {
+  Summary& s = trial.summary;
+  if (answer.optimal || s.status != SolverStatus::kConverged || !options.polish || !mm::linear_loss(loss) ||
+      trial.penalty_path.empty())
+    return;
+  mm::Polished p = mm::polish_constraints(model, loss.derivative(0.0), weights, X, s.final_objective, s.admm_iterations);
+  if (!p.improved) return;
+  const double infeasibility = model.infeasibility(p.X);
+  if (!(infeasibility <= options.feasibility_tolerance)) return;
+  const Certificate c = mm::certify(model, loss, weights, p.X, p.multipliers, 1, nullptr, /*boxed=*/false);
+  const ConstrainedAnswer a = constrained_answer(model, weights, p.X, infeasibility, c, options.feasibility_tolerance);
+  if (!(a.optimal || certificate_distance(a) < certificate_distance(answer))) return;
+  X = std::move(p.X);
+  answer = a;
+  s.certificate = c;
+  s.certificate.note = "of the constrained problem: the multipliers of the polish with every constraint fitted, "
+                       "beyond the penalty's box";
+  s.final_objective = p.objective;
+  if (model.evaluator) s.metrics = model.evaluator->evaluate(X);
+  s.polish = p.report;
+  s.polish.kept = true;
+  s.polish.note = "every constraint fitted, multipliers unboxed";
+  trial.penalty_path.back().infeasibility = infeasibility;
+}
+
 void solve_penalty_path(const Model& model, const SolverOptions& options, bool adapt,
                         const Matrix& given_start, RegularizationWeights& weights, Matrix& X, LambdaTrial& trial,
                         const std::function<Summary(const RegularizationWeights&, const SolverOptions&, Matrix&)>&
@@ -177,11 +217,7 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
       const double next_infeasibility = model.infeasibility(next);
       const ConstrainedAnswer after =
           constrained_answer(model, weights, next, next_infeasibility, solved.certificate, tol);
-      const auto distance = [](const ConstrainedAnswer& a) {
-        const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
-        return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
-      };
-      better = next_infeasibility <= tol && (after.optimal || distance(after) < distance(before));
+      better = next_infeasibility <= tol && (after.optimal || certificate_distance(after) < certificate_distance(before));
     }
     if (!better) {
       // earlier_time holds the kept result's own time, which its summary adds again below.
@@ -709,9 +745,11 @@ RunResult run_model(const RunRequest& request) {
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
                              return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
                            });
-      if (model.infeasibility)
+      if (model.infeasibility) {
         answer = constrained_answer(model, weights, X, trial.penalty_path.back().infeasibility,
                                     trial.summary.certificate, options.feasibility_tolerance);
+        if (!spheres) polish_constraints(model, *loss, weights, lambda_options, X, trial, answer);
+      }
       if (model.infeasibility && options.verbose && trial.summary.usable()) {
         // The solve's last line judges F's certificate, which a penalty model with lambda = 0
         // rarely has (tr Z unbounded); this one judges the constrained problem (section 9).
