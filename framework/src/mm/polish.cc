@@ -109,7 +109,8 @@ struct Residuals {
 constexpr Index kRepairRows = 300;        // n at most
 constexpr Index kRepairFitted = 300;      // |E| at most
 constexpr double kRepairDoubles = 2e6;    // d n^2 (the G_j) at most: 16 MB
-constexpr int kRepairSteps = 200;
+constexpr int kRepairSteps = 300;  // eigendecompositions of S, at least this many allowed,
+constexpr double kRepairWork = 3e8;  // and up to n^3 times as many as fit in this (about a second)
 void raise_lambda_min(const Model& model, const RegularizationWeights& weights, const Matrix& X,
                       const std::vector<Index>& fitted, double w, Vector& y) {
   const ConstraintSet& terms = *model.terms;
@@ -120,6 +121,7 @@ void raise_lambda_min(const Model& model, const RegularizationWeights& weights, 
   Matrix S0, scratch;
   apply_dual_operator(model, weights, y, I, S0, scratch);
   S0 = 0.5 * (S0 + Matrix(S0.transpose()));
+  if (!S0.allFinite()) return;
   if (Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S0, Eigen::EigenvaluesOnly).eigenvalues()[0] >= 0.0) return;
   // L's columns vec(sym(Q_tau) X), tau in E, and their null space N (k x d).
   Eigen::MatrixXd L(n * r, k);
@@ -145,39 +147,70 @@ void raise_lambda_min(const Model& model, const RegularizationWeights& weights, 
     for (Index q = 0; q < k; ++q) e[fitted[q]] = N(q, j);
     terms.apply_adjoint_sym(e, I, G[static_cast<std::size_t>(j)]);
   }
-  const auto at = [&](const Vector& z, Eigen::VectorXd* v) {
-    Matrix S = S0;
-    for (Index j = 0; j < d; ++j) S += z[j] * G[static_cast<std::size_t>(j)];
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (S + S.transpose()));
-    if (v) *v = eig.eigenvectors().col(0);
-    return eig.eigenvalues()[0];
-  };
   const auto inside = [&](const Vector& z) {
     const Vector dy = N * z;
     for (Index q = 0; q < k; ++q)
       if (std::abs(y[fitted[q]] + dy[q]) > w) return false;
     return true;
   };
-  Vector z = Vector::Zero(d);
-  Eigen::VectorXd v;
-  double value = at(z, &v), step = 1.0;
-  const double start = value;
-  for (int it = 0; it < kRepairSteps && value < 0.0 && step > 1e-14; ++it) {
+  // lambda_min is not smooth where eigenvalues cross (the zero blocks' each have their own), and
+  // steps along one eigenvector's supergradient stalled there (truss1 at -0.02). So the ascent is
+  // on its smooth lower bound f_mu = -mu log sum_i exp(-lambda_i / mu) (within mu log n of it),
+  // whose gradient is <G_j, V diag(p) V^T> with p = softmax(-lambda / mu), mu shrinking as it
+  // converges; the best lambda_min met is kept.
+  const auto spectrum = [&](const Vector& z, Eigen::VectorXd& values, Eigen::MatrixXd& vectors) {
+    Matrix S = S0;
+    for (Index j = 0; j < d; ++j) S += z[j] * G[static_cast<std::size_t>(j)];
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (S + S.transpose()));
+    values = eig.eigenvalues();
+    vectors = eig.eigenvectors();
+  };
+  const auto soft_min = [](const Eigen::VectorXd& values, double mu, Eigen::VectorXd* p) {
+    const double low = values[0];
+    Eigen::VectorXd e = (-(values.array() - low) / mu).exp().matrix();
+    const double sum = e.sum();
+    if (p) *p = e / sum;
+    return low - mu * std::log(sum);
+  };
+  Vector z = Vector::Zero(d), best_z = z;
+  Eigen::VectorXd values, p;
+  Eigen::MatrixXd vectors;
+  spectrum(z, values, vectors);
+  const double start = values[0];
+  double value = start, mu = std::max(0.1 * std::abs(start), 1e-300), step = 1.0;
+  int evaluations = 1;
+  const int cap = static_cast<int>(std::max<double>(kRepairSteps, kRepairWork / std::pow(static_cast<double>(n), 3)));
+  while (evaluations < cap && value < 0.0 && mu > 1e-15 * std::abs(start)) {
+    const double f = soft_min(values, mu, &p);
+    const Eigen::MatrixXd W = vectors * p.asDiagonal() * vectors.transpose();
     Vector g(d);
-    for (Index j = 0; j < d; ++j) g[j] = v.dot(G[static_cast<std::size_t>(j)] * v);
-    if (!(g.norm() > 0.0)) break;
-    const Vector trial = z + (step / g.norm()) * g;
-    Eigen::VectorXd tv;
-    const double tvalue = inside(trial) ? at(trial, &tv) : -std::numeric_limits<double>::infinity();
-    if (tvalue > value) {
-      z = trial;
-      value = tvalue;
-      v = tv;
-      step *= 1.5;
-    } else {
+    for (Index j = 0; j < d; ++j) g[j] = G[static_cast<std::size_t>(j)].cwiseProduct(W).sum();
+    bool moved = false;
+    for (int halving = 0; halving < 40 && evaluations < cap && g.norm() > 0.0; ++halving) {
+      const Vector trial = z + (step / g.norm()) * g;
+      if (inside(trial)) {
+        Eigen::VectorXd tvalues;
+        Eigen::MatrixXd tvectors;
+        spectrum(trial, tvalues, tvectors);
+        ++evaluations;
+        if (soft_min(tvalues, mu, nullptr) > f) {
+          z = trial;
+          values = tvalues;
+          vectors = tvectors;
+          if (values[0] > value) {
+            value = values[0];
+            best_z = z;
+          }
+          step *= 2.0;
+          moved = true;
+          break;
+        }
+      }
       step *= 0.5;
     }
+    if (!moved) mu *= 0.25;  // f_mu's maximum (within the steps' reach) found: sharpen
   }
+  z = best_z;
   if (!(value > start)) return;
   const Vector dy = N * z;
   for (Index q = 0; q < k; ++q) y[fitted[q]] += dy[q];
