@@ -104,8 +104,8 @@ struct Residuals {
 // sum_E y_tau sym(Q_tau) X: where the optimum's Z has blocks or directions at 0 (SDPLIB's truss1:
 // four of its seven blocks), S(y) X = 0 says nothing of S there, and the least-squares y can leave
 // S(y) indefinite where a dual optimum is PSD. Every y = y_0 + N z keeps S(y) X = 0 and so the gap;
-// this raises lambda_min(S(y)), a concave function of z, by supergradient steps (v^T G_j v for
-// S's lowest eigenvector v) that keep y_E in its box. Dense, so for small problems only.
+// this raises lambda_min(S(y)), a concave function of z, by ascent on a soft minimum of S's
+// eigenvalues (below) with steps that keep y_E in its box. Dense, so for small problems only.
 constexpr Index kRepairRows = 300;        // n at most
 constexpr Index kRepairFitted = 300;      // |E| at most
 constexpr double kRepairDoubles = 2e6;    // d n^2 (the G_j) at most: 16 MB
