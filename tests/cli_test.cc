@@ -269,6 +269,30 @@ TEST_F(CliTest, IterationCapIsNotAResult) {
   EXPECT_EQ(f.err.find("not converged"), std::string::npos) << f.err;
 }
 
+// ... unless the certificate proves the capped result optimal: then it is the answer (status
+// `optimal`, exit 0). Here MM stops at its cap 4e-3 short of certified at 300 steps, and at 1000
+// the end's polish (method.md section 7.6) certifies the point; the cap used to leave it exit 1.
+TEST_F(CliTest, CapWithACertifiedOptimumIsAResult) {
+  const auto capped = [&](const std::string& cap, const std::string& out) {
+    return run({"run", (kSourceDir / "models" / "quickstart.toml").string(), "--quiet", "--out",
+                (dir() / out).string(), "--set", "model.synthetic.m=30", "--set", "loss.type=l1", "--set",
+                "regularizer.lambda=1", "--set", "solver.rank=20", "--set", "solver.relative_tolerance=1e-12",
+                "--set", "solver.max_mm_iterations=" + cap});
+  };
+  const Result short_run = capped("300", "short");
+  EXPECT_EQ(short_run.code, 1) << short_run.err;
+  const json s = json::parse(read_file(dir() / "short" / "summary.json"));
+  EXPECT_EQ(s.at("status"), "iteration_limit");
+  EXPECT_GT(s.at("certificate").at("relative_gap").get<double>(), 1e-4);
+  const Result r = capped("1000", "long");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("not converged"), std::string::npos) << r.err;
+  const json l = json::parse(read_file(dir() / "long" / "summary.json"));
+  EXPECT_EQ(l.at("mm_iterations").get<int>(), 1000);
+  EXPECT_EQ(l.at("status"), "optimal");
+  EXPECT_LE(l.at("certificate").at("relative_gap").get<double>(), 1e-9);
+}
+
 TEST_F(CliTest, DefaultOutputDirectoryIsNamedAfterTheModel) {
   const fs::path file = model(small_model("l1", "1.0", "max_mm_iterations = 5\nrelative_tolerance = 0.0\n"), "tiny.toml");
   // The default directory is relative to the working directory.

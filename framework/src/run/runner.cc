@@ -761,8 +761,12 @@ RunResult run_model(const RunRequest& request) {
                      a.dual_infeasibility,
                      a.optimal ? "certified optimal" : "not certified (summary.json: constrained)");
       }
-      // The run's verdict beside the solver's: a converged result that a certificate proves.
-      if (trial.summary.status == SolverStatus::kConverged &&
+      // The run's verdict beside the solver's: a result that a certificate proves, whether MM's own
+      // rule stopped it or a cap did (the rank staircase's top stair can run to max_mm_iterations
+      // with F within 1e-6 of the optimum, and the end's polish then certifies it: that is an answer).
+      const SolverStatus ended = trial.summary.status;
+      if ((ended == SolverStatus::kConverged || ended == SolverStatus::kIterationLimit ||
+           ended == SolverStatus::kTimeLimit) &&
           (model.infeasibility ? answer.optimal
                                : trial.summary.certificate.optimal && !trial.summary.certificate.surrogate))
         trial.summary.status = SolverStatus::kOptimal;
