@@ -208,13 +208,14 @@ TEST_F(ResumeTest, InterruptAnOverrelaxedRunThenResumeEndsWithTheUninterruptedRe
                        400);
 }
 
-// A model whose terms are constraints walks a penalty path (runner.cc): the shipped SDPA example
-// solves at gamma = 2 (unbounded after 4 MM steps), then 0.2 (105 steps). A stop at step 20 of the
+// A model whose terms are constraints walks a penalty path (runner.cc) under solver.type = "mm"
+// (the default tries the augmented Lagrangian first, which takes no checkpoints): the shipped SDPA
+// example solves at gamma = 2 (unbounded after 4 MM steps), then 0.2 (105 steps). A stop at step 20 of the
 // second solve leaves a checkpoint of the gamma = 0.2 state; the resumed run continues that solve
 // at its own gamma and ends with the uninterrupted run's X and counts (resumed at gamma = 2
 // instead, it is unbounded and starts the path again, ending elsewhere).
 TEST_F(ResumeTest, InterruptMidwayAlongThePenaltyPathThenResumeEndsWithTheUninterruptedResult) {
-  interrupt_and_resume({}, 20, fs::path(SDPRL_SOURCE_DIR) / "models" / "sdpa_example.toml");
+  interrupt_and_resume({{"solver.type", "mm"}}, 20, fs::path(SDPRL_SOURCE_DIR) / "models" / "sdpa_example.toml");
   const json s = json::parse(read_text(dir() / "interrupted" / "summary.json"));
   EXPECT_DOUBLE_EQ(s.at("gamma").get<double>(), 0.2);
 }

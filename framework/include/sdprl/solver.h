@@ -41,6 +41,8 @@ enum class SolverType {
   kLbfgs,  // L-BFGS on the factored objective (needs phi'(0) = 0: e.g. the square loss)
   kSpheres,  // an SDP whose constraints fix one diagonal entry per row: rows on spheres, no penalty
              // (docs/method.md section 9.1; sdpa models, chosen by kAuto where it applies)
+  kAugmentedLagrangian,  // an SDP given by constraints: an augmented Lagrangian on the factor, L-BFGS
+                         // inner solves (docs/method.md section 9.2; sdpa models, tried first by kAuto)
 };
 SDPRL_API const char* to_string(SolverType type);
 SDPRL_API bool from_string(const std::string& text, SolverType* type);

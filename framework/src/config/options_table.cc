@@ -124,7 +124,10 @@ std::vector<SolverOption> make_table() {
        choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)"),
        choice("spheres", SolverType::kSpheres,
               "the rows of X on the spheres ||x_i||^2 = t_i / a_i of constraints a_i Z_ii = t_i, one per row, by block "
-              "coordinate descent, no penalty (docs/method.md section 9.1)")},
+              "coordinate descent, no penalty (docs/method.md section 9.1)"),
+       choice("augmented-lagrangian", SolverType::kAugmentedLagrangian,
+              "an sdpa model's constrained SDP by an augmented Lagrangian on the factor with L-BFGS inner solves, "
+              "no penalty to tune (docs/method.md section 9.2); max_mm_iterations caps its outer steps")},
       "the algorithm that minimises F"));
   t.push_back(integer_option("rank", SDPRL_MEMBER(rank), NumberRule::at_least(1),
                              "r, the number of columns of the factor X (Z = X X^T); \"auto\": for a convex model "

@@ -36,6 +36,7 @@
 #include "mm/solve_checks.h"
 #include "parallel/processes.h"
 #include "run/checkpoint.h"
+#include "sdp/augmented_lagrangian.h"
 #include "sdp/spheres.h"
 
 namespace sdprl {
@@ -392,7 +393,8 @@ void write_trace(std::ostream& os, const RunResult& r) {
     // L-BFGS and sphere-sweep rows have no ADMM, tau or rho: empty fields (a gap of 0 read as a real one).
     auto optional = [](double x) { return std::isfinite(x) ? mm::fmt("%.12g", x) : std::string(); };
     for (const LambdaTrial& t : r.trials) {
-      const bool no_admm = t.summary.solver == SolverType::kLbfgs || t.summary.solver == SolverType::kSpheres;
+      const bool no_admm = t.summary.solver == SolverType::kLbfgs || t.summary.solver == SolverType::kSpheres ||
+                           t.summary.solver == SolverType::kAugmentedLagrangian;
       for (const TraceRow& row : t.summary.trace) {
         os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ',';
         if (no_admm)
@@ -509,7 +511,7 @@ RunResult run_model(const RunRequest& request) {
                                                   (e.where().empty() ? e.message() : e.where() + ": " + e.message()));
     }
   };
-  if (base_options.type == SolverType::kSpheres) {
+  if (base_options.type == SolverType::kSpheres || base_options.type == SolverType::kAugmentedLagrangian) {
     // (checked with the model below)
   } else if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) {
     at_loss([&] { check_loss_for_mm(*loss); });
@@ -630,6 +632,15 @@ RunResult run_model(const RunRequest& request) {
     options.type = SolverType::kSpheres;
   }
   const bool spheres = options.type == SolverType::kSpheres;
+  // The other sdpa models: the augmented Lagrangian first (docs/method.md section 9.2), where it
+  // applies (lambda = 0, checked per lambda); MM's penalty path where it does not certify.
+  const bool lagrangian_first = options.type == SolverType::kAuto && model.infeasibility && !gamma_pinned &&
+                                resolve_solver_type(*loss, options.type) == SolverType::kMm;
+  if (options.type == SolverType::kAugmentedLagrangian) {
+    const RegularizationWeights first{lambdas.front(), gamma};
+    if (const std::string problem = sdp::augmented_lagrangian_problem(model, *loss, options, first); !problem.empty())
+      config.table("solver").fail("type", "\"augmented-lagrangian\" does not apply to this model: " + problem);
+  }
   options.interrupt = req.interrupt;
   std::size_t best = 0;
   std::size_t first = 0;
@@ -738,10 +749,55 @@ RunResult run_model(const RunRequest& request) {
       return true;
     };
     try {
-      trial.summary = solve(model, *loss, weights, lambda_options, X, after_step, start, checkpoint);
-      if (spheres) weights.gamma = trial.summary.weights.gamma;  // its own choice (sdp/spheres.h)
+      // The augmented Lagrangian's result stands when the constrained answer proves it optimal (or
+      // it was interrupted); otherwise MM's penalty path solves from the run's own start, and the
+      // time spent first counts in its solve time.
+      bool lagrangian = false;
+      double spent_first = 0.0;
+      if (lagrangian_first && !start &&
+          sdp::augmented_lagrangian_problem(model, *loss, lambda_options, weights).empty()) {
+        SolverOptions o = lambda_options;
+        o.type = SolverType::kAugmentedLagrangian;
+        Matrix Y = X;
+        Summary s = solve(model, *loss, weights, o, Y, after_step, nullptr, checkpoint);
+        RegularizationWeights w = weights;
+        w.gamma = s.weights.gamma;
+        LambdaTrial first = trial;
+        first.summary = std::move(s);
+        bool kept = first.summary.status == SolverStatus::kInterrupted;
+        if (first.summary.status == SolverStatus::kConverged) {
+          // Feasible where its multipliers stalled: the polish with every constraint fitted (as
+          // after MM's path) may certify the point.
+          const double infeasibility = model.infeasibility(Y);
+          ConstrainedAnswer a = constrained_answer(model, w, Y, infeasibility, first.summary.certificate,
+                                                   options.feasibility_tolerance);
+          first.penalty_path.push_back({w.gamma, first.summary.status, first.summary.mm_iterations, infeasibility,
+                                        first.summary.init_time + first.summary.solve_time});
+          polish_constraints(model, *loss, w, lambda_options, Y, first, a);
+          first.penalty_path.clear();
+          kept = a.optimal;
+        }
+        if (kept) {
+          trial = std::move(first);
+          X = std::move(Y);
+          lagrangian = true;
+        } else {
+          const Summary& s = first.summary;
+          spent_first = s.init_time + s.solve_time;
+          if (options.verbose)
+            std::fprintf(stderr, "sdprl: the augmented Lagrangian ended %s, not certified; MM's penalty path instead "
+                                 "(docs/method.md section 9)\n", to_string(s.status));
+        }
+      }
+      if (!lagrangian) {
+        trial.summary = solve(model, *loss, weights, lambda_options, X, after_step, start, checkpoint);
+        trial.summary.solve_time += spent_first;
+        lagrangian = options.type == SolverType::kAugmentedLagrangian;  // asked for by name
+      }
+      // Its own choice of penalty (sdp/spheres.h, sdp/augmented_lagrangian.h).
+      if (spheres || lagrangian) weights.gamma = trial.summary.weights.gamma;
       if (model.infeasibility)
-        solve_penalty_path(model, options, !gamma_pinned && !spheres, given_start, weights, X, trial,
+        solve_penalty_path(model, options, !gamma_pinned && !spheres && !lagrangian, given_start, weights, X, trial,
                            [&](const RegularizationWeights& w, const SolverOptions& o, Matrix& Y) {
                              return solve(model, *loss, w, o, Y, after_step, nullptr, checkpoint);
                            });

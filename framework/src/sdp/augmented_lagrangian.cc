@@ -1,0 +1,219 @@
+// SDPs given by constraints, by an augmented Lagrangian on the factor (sdp/augmented_lagrangian.h;
+// docs/method.md section 9.2).
+#include "sdp/augmented_lagrangian.h"
+
+#include <LBFGS.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "mm/certificate.h"
+#include "mm/loop_support.h"
+#include "sdprl/error.h"
+
+namespace sdprl::sdp {
+namespace {
+
+using mm::Clock;
+using mm::fmt;
+using mm::seconds_since;
+
+// The multiplier step and the penalty's growth (SDPLR's rule): y -= sigma r / s after every inner
+// solve; sigma grows tenfold when the violation fell by less than a quarter.
+constexpr double kFirstSigma = 10.0;
+constexpr double kSigmaGrowth = 10.0;
+constexpr double kEnoughFall = 0.25;
+constexpr double kLargestSigma = 1e14;
+// An inner solve ends when |grad L| <= kInnerTolerance / sigma (relative to the objective's gradient
+// at the start), never below kFinestGradient of it: early outer steps are solved loosely, later
+// ones as tightly as the multipliers need.
+constexpr double kInnerTolerance = 1.0;
+constexpr double kFinestGradient = 1e-13;
+constexpr int kMaxOuter = 200;
+constexpr int kPatience = 10;
+// L-BFGS iterations in all, at most (solver.max_mm_iterations counts outer steps here).
+constexpr long kMaxInnerIterations = 40000;
+
+}  // namespace
+
+std::string augmented_lagrangian_problem(const Model& model, const Loss& loss, const SolverOptions& options,
+                                         const RegularizationWeights& weights) {
+  if (!model.infeasibility) return "the model's terms are not constraints (only sdpa models have them)";
+  if (!mm::linear_loss(loss)) return "the loss '" + loss.name() + "' is not linear (l1): its terms are a fit, not constraints";
+  if (model.constraint) return "the model constrains X to " + model.constraint->name();
+  if (weights.lambda != 0.0) return "lambda is not 0 (the constrained problem's objective would depend on gamma)";
+  if (options.max_rank > 0) return "solver.max_rank is set (the staircase is the MM solver's)";
+  if (options.l1_warm_start) return "solver.l1_warm_start is set (a start for the MM solver)";
+  return "";
+}
+
+Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, RegularizationWeights& weights,
+                                   const SolverOptions& options, Matrix& X, const IterationCallback& callback) {
+  const auto t0 = Clock::now();
+  if (const std::string problem = augmented_lagrangian_problem(model, loss, options, weights); !problem.empty())
+    throw Error("solver.type", "\"augmented-lagrangian\" does not apply to this model: " + problem);
+  set_threads(options.threads);
+  const ConstraintSet& terms = *model.terms;
+  const Index n = terms.dimension(), m = terms.size();
+  const Index rank = options.rank > 0 ? options.rank : model.default_rank;
+  if (rank < 1 || rank > n)
+    throw Error("solver.rank", "rank " + std::to_string(rank) + " is outside [1, n = " + std::to_string(n) + "]");
+  Summary summary;
+  summary.solver = SolverType::kAugmentedLagrangian;
+  summary.n = n;
+  summary.rank = rank;
+  summary.terms = m;
+  summary.rho = 0.0;
+  initialize(model, options, rank, X);
+  summary.init_time = seconds_since(t0);
+
+  const auto t1 = Clock::now();
+  const Vector& t = terms.targets();
+  const Vector scale = t.cwiseAbs().cwiseMax(1.0);  // s_i, as Model::infeasibility measures
+  const RegularizationWeights unit{0.0, 2.0};        // (gamma/2) <X, A X> = <A, Z>
+  const double gamma_from = weights.gamma > 0.0 ? weights.gamma : 2.0;
+  const double slope = loss.derivative(0.0);
+  Vector y = Vector::Zero(m), values, rs, v;
+  Matrix G, AX, Xm(n, X.cols());
+  double sigma = kFirstSigma;
+  // L and its gradient at x (X's column-major entries).
+  const auto lagrangian = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) -> double {
+    Xm = Eigen::Map<const Matrix>(x.data(), n, rank);
+    terms.evaluate(Xm, values);
+    rs = (values - t).cwiseQuotient(scale);
+    v = (sigma * rs - y).cwiseQuotient(scale);
+    mm::apply_dual_operator(model, unit, v, Xm, G, AX);  // sum v_i sym(Q_i) X + A X; AX = A X
+    const double objective = AX.size() == Xm.size() ? AX.cwiseProduct(Xm).sum() : 0.0;
+    g = 2.0 * Eigen::Map<const Eigen::VectorXd>(G.data(), n * rank);
+    return objective - y.dot(rs) + 0.5 * sigma * rs.squaredNorm();
+  };
+  Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(X.data(), n * rank), g(n * rank);
+  // The gradient's scale: that of <A, Z> at the start, or of the constraints' part where A X = 0.
+  {
+    const double keep = sigma;
+    sigma = 0.0;
+    lagrangian(x, g);
+    sigma = keep;
+  }
+  const double gradient_scale = std::max(1.0, g.norm());
+  const double f0 = objective(model, loss, RegularizationWeights{0.0, gamma_from}, X);
+
+  LBFGSpp::LBFGSParam<double> param;
+  param.m = options.lbfgs_memory;
+  param.epsilon_rel = 0.0;
+  param.past = 0;
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  param.max_linesearch = 100;
+
+  if (options.verbose)
+    std::fprintf(stderr,
+                 "-------------------------------------------------------------------------------\n"
+                 "  sdprl: an SDP given by constraints, by an augmented Lagrangian on the factor\n"
+                 "  (L-BFGS inner solves, no penalty to tune; docs/method.md section 9.2)\n"
+                 "  n = %ld, rank = %ld, constraints = %ld\n"
+                 "-------------------------------------------------------------------------------\n"
+                 "outer  L-BFGS       <A, Z>   violation      sigma      time\n",
+                 static_cast<long>(n), static_cast<long>(rank), static_cast<long>(m));
+  long inner_total = 0;
+  int outer = 0;
+  double previous_violation = std::numeric_limits<double>::infinity();
+  bool certified = false, interrupted = false, over_time = false, failed = false, stalled = false;
+  double best_distance = std::numeric_limits<double>::infinity();
+  int unimproved = 0;
+  Certificate certificate;
+  mm::ConstrainedAnswer answer;
+  Vector multipliers;
+  const int cap = std::min(options.max_mm_iterations, kMaxOuter);
+  while (outer < cap && inner_total < kMaxInnerIterations) {
+    ++outer;
+    // Stationarity as tight as feasibility: the multipliers' accuracy (S(y) X = grad L / 2) then
+    // keeps pace with the violation's.
+    param.epsilon = std::max(std::min(kInnerTolerance / sigma, previous_violation), kFinestGradient) * gradient_scale;
+    param.max_iterations = static_cast<int>(std::min<long>(kMaxInnerIterations - inner_total, 20000));
+    LBFGSpp::LBFGSSolver<double> solver(param);
+    double fx = 0.0;
+    try {
+      inner_total += solver.minimize(lagrangian, x, fx);
+    } catch (const std::exception&) {
+      // The line search could not progress: the attainable accuracy at this sigma (x holds the
+      // last accepted point). The multiplier step below goes on from it.
+      inner_total += param.max_linesearch;
+    }
+    if (!x.allFinite()) {
+      failed = true;
+      break;
+    }
+    lagrangian(x, g);  // rs and A X at x
+    const double violation = rs.cwiseAbs().maxCoeff();
+    const double value = AX.size() == Xm.size() ? AX.cwiseProduct(Xm).sum() : 0.0;
+    y -= sigma * rs;
+    // The SDP's multipliers mu_i = y_i / s_i (S = A - sum mu_i sym(Q_i)); F's at gamma are
+    // -(gamma / 2) mu, within the l1 penalty's box |.| <= phi'(0) for the largest gamma of the path.
+    const Vector mu = y.cwiseQuotient(scale);
+    double gamma = gamma_from;
+    for (int j = 0; j < 12 && 0.5 * gamma * mu.cwiseAbs().maxCoeff() > slope; ++j) gamma /= 10.0;
+    weights.gamma = gamma;
+    multipliers = (-0.5 * gamma / slope) * mu;
+    X = Xm;
+    if (violation <= options.feasibility_tolerance) {
+      certificate = mm::certify(model, loss, weights, X, multipliers);
+      answer = mm::constrained_answer(model, weights, X, model.infeasibility(X), certificate,
+                                      options.feasibility_tolerance);
+      certified = answer.optimal;
+      const double distance = std::max(std::abs(answer.relative_gap), answer.dual_infeasibility);
+      if (distance < 0.5 * best_distance) {
+        best_distance = distance;
+        unimproved = 0;
+      } else {
+        ++unimproved;
+      }
+    }
+    const double time = seconds_since(t1);
+    if (options.verbose)
+      std::fprintf(stderr, "%5d  %6ld  %11.6e  %10.3e  %9.2e  %7.3fs%s\n", outer, inner_total, value, violation, sigma,
+                   time, certified ? "  certified" : answer.relative_gap == answer.relative_gap ? (" gap " + fmt("%.1e", answer.relative_gap) + " dual inf " + fmt("%.1e", answer.dual_infeasibility)).c_str() : "");
+    TraceRow row;
+    row.mm_iteration = outer;
+    row.objective = 0.5 * gamma_from * value;
+    row.relative_change = violation;
+    row.time = time;
+    summary.trace.push_back(row);
+    if (callback && !callback(row, X)) interrupted = true;
+    if (options.interrupt && options.interrupt->load()) interrupted = true;
+    over_time = options.time_limit > 0.0 && seconds_since(t0) >= options.time_limit;
+    // Feasible, and ten steps have not halved the distance to a certificate: the multipliers have
+    // settled where this method leaves them (the caller may polish the point, sdprl::run_model).
+    stalled = unimproved >= kPatience;
+    if (certified || interrupted || over_time || stalled) break;
+    // Feasible already (to a tenth of the tolerance): the multipliers, not the penalty, are what
+    // is left to settle, and a larger sigma only magnifies the residuals' rounding in their step.
+    if (violation > 0.1 * options.feasibility_tolerance && violation > kEnoughFall * previous_violation)
+      sigma = std::min(sigma * kSigmaGrowth, kLargestSigma);
+    previous_violation = violation;
+  }
+  summary.solve_time = seconds_since(t1);
+  summary.weights = weights;
+  summary.mm_iterations = outer;
+  summary.admm_iterations = inner_total;
+  summary.initial_objective = f0;
+  summary.final_objective = objective(model, loss, weights, X);
+  if (!certificate.computed) certificate = mm::certify(model, loss, weights, X, multipliers);
+  certificate.optimal = certificate.computed && certificate.relative_gap <= options.stationarity_tolerance;
+  summary.certificate = certificate;
+  summary.status = interrupted ? SolverStatus::kInterrupted
+                   : failed    ? SolverStatus::kNumericalError
+                   : certified || stalled ? SolverStatus::kConverged
+                   : over_time ? SolverStatus::kTimeLimit
+                               : SolverStatus::kIterationLimit;
+  if (failed) summary.message = "the augmented Lagrangian's iterate is not finite";
+  if (stalled && !certified)
+    summary.message = "feasible, but the multipliers stopped approaching a certificate (relative gap " +
+                      fmt("%.1e", answer.relative_gap) + ", dual infeasibility " + fmt("%.1e", answer.dual_infeasibility) + ")";
+  if (model.evaluator) summary.metrics = model.evaluator->evaluate(X);
+  return summary;
+}
+
+}  // namespace sdprl::sdp
