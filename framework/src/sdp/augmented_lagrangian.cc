@@ -172,9 +172,16 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
       }
     }
     const double time = seconds_since(t1);
-    if (options.verbose)
+    if (options.verbose) {
+      // Once feasible: how far the constrained answer is from a certificate.
+      const std::string judged = certified ? "  certified"
+                                 : violation <= options.feasibility_tolerance
+                                     ? "  gap " + fmt("%.1e", answer.relative_gap) + ", dual infeasibility " +
+                                           fmt("%.1e", answer.dual_infeasibility)
+                                     : "";
       std::fprintf(stderr, "%5d  %6ld  %11.6e  %10.3e  %9.2e  %7.3fs%s\n", outer, inner_total, value, violation, sigma,
-                   time, certified ? "  certified" : answer.relative_gap == answer.relative_gap ? (" gap " + fmt("%.1e", answer.relative_gap) + " dual inf " + fmt("%.1e", answer.dual_infeasibility)).c_str() : "");
+                   time, judged.c_str());
+    }
     TraceRow row;
     row.mm_iteration = outer;
     row.objective = 0.5 * gamma_from * value;
