@@ -333,13 +333,12 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     std::string problem;
     double optimum, level;
   };
-  // The max-cut problems run on the spheres (section 9.1), certified to `optimal`'s 1e-6; truss1
-  // and gpp124-1 by the augmented Lagrangian (section 9.2), gpp124-1 after the polish with every
-  // constraint fitted, to the same 1e-6; theta1 by MM's penalty path (the augmented Lagrangian's
-  // multipliers stall at a dual infeasibility of 1.6e-4), to rounding level.
+  // The max-cut problems run on the spheres (section 9.1), the others by the augmented Lagrangian
+  // (section 9.2), gpp124-1 after the polish with every constraint fitted: all certified to
+  // `optimal`'s 1e-6.
   for (const auto& [problem, optimum, level] :
-       {Case{"mcp124-1", 141.9905, 1e-6}, Case{"theta1", 23.0, 1e-9}, Case{"truss1", -8.999996, 1e-6},
-        Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}}) {
+       {Case{"mcp124-1", 141.9905, 1e-6}, Case{"theta1", 23.0, 1e-6}, Case{"truss1", -8.999996, 1e-6},
+        Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}, Case{"qap5", -436.0, 1e-6}}) {
     const Result r = run_sdplib(dir, problem);
     ASSERT_EQ(r.code, 0) << problem << r.out << r.err;
     // tr(F_0 Z) at full precision: the constrained problem's objective is its negative (stdout
@@ -358,8 +357,9 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   // gpp124-1's all-ones constraint has a multiplier beyond 2 / 0.2: the penalty at which F's
   // certificate holds is 0.002.
   EXPECT_NE(slurp(dir.path() / "gpp124-1" / "summary.json").find("\"gamma\": 0.002"), std::string::npos);
-  EXPECT_NE(slurp(dir.path() / "truss1" / "summary.json").find("\"solver\": \"augmented-lagrangian\""),
-            std::string::npos);
+  for (const std::string problem : {"truss1", "theta1", "qap5"})
+    EXPECT_NE(slurp(dir.path() / problem / "summary.json").find("\"solver\": \"augmented-lagrangian\""),
+              std::string::npos) << problem;
   // MM without its polish stops short (the polish's test).
   const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false", "solver.type=mm"});
   ASSERT_EQ(off.code, 0) << off.out << off.err;

@@ -2,7 +2,10 @@
 // docs/method.md section 9.2).
 #include "sdp/augmented_lagrangian.h"
 
-#include <LBFGS.h>
+#include <unsupported/Eigen/Polynomials>
+
+#include <complex>
+#include <string>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +16,8 @@
 #include "mm/certificate.h"
 #include "mm/loop_support.h"
 #include "sdprl/error.h"
+#include "sdprl/regularizers/symmetric_sparse_regularizer.h"
+#include "sdprl/terms/sparse_matrix_terms.h"
 
 namespace sdprl::sdp {
 namespace {
@@ -72,8 +77,26 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
 
   const auto t1 = Clock::now();
   const Vector& t = terms.targets();
-  const Vector scale = t.cwiseAbs().cwiseMax(1.0);  // s_i, as Model::infeasibility measures
-  const RegularizationWeights unit{0.0, 2.0};        // (gamma/2) <X, A X> = <A, Z>
+  // Scaled as SDPLR scales: each constraint by ||sym(Q_i)||_F (sparse-matrix terms; other families
+  // by max(1, |t_i|)), the objective by 1 / ||A||_F, so that sigma means the same on data from 1
+  // to 1e4 (SDPLIB's control1). The violation is measured as Model::infeasibility measures it.
+  Vector scale = t.cwiseAbs().cwiseMax(1.0);
+  if (const auto* sparse = dynamic_cast<const SparseMatrixTerms*>(&terms)) {
+    for (Index k = 0; k < m; ++k) {
+      double sum = 0.0;
+      for (Index e = sparse->entry_begin(k); e < sparse->entry_begin(k + 1); ++e) {
+        const auto u = static_cast<std::size_t>(e);
+        const double value = sparse->upper_values()[u];
+        sum += (sparse->upper_rows()[u] == sparse->upper_cols()[u] ? 1.0 : 2.0) * value * value;
+      }
+      if (sum > 0.0) scale[k] = std::sqrt(sum);
+    }
+  }
+  const Vector measure = t.cwiseAbs().cwiseMax(1.0);
+  double kappa = 1.0;
+  if (const auto* a = dynamic_cast<const SymmetricSparseRegularizer*>(model.quadratic.get()))
+    if (const double norm = a->matrix().norm(); norm > 0.0) kappa = 1.0 / norm;
+  const RegularizationWeights unit{0.0, 2.0 * kappa};  // (gamma/2) <X, A X> = kappa <A, Z>
   const double gamma_from = weights.gamma > 0.0 ? weights.gamma : 2.0;
   const double slope = loss.derivative(0.0);
   Vector y = Vector::Zero(m), values, rs, v;
@@ -85,8 +108,8 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     terms.evaluate(Xm, values);
     rs = (values - t).cwiseQuotient(scale);
     v = (sigma * rs - y).cwiseQuotient(scale);
-    mm::apply_dual_operator(model, unit, v, Xm, G, AX);  // sum v_i sym(Q_i) X + A X; AX = A X
-    const double objective = AX.size() == Xm.size() ? AX.cwiseProduct(Xm).sum() : 0.0;
+    mm::apply_dual_operator(model, unit, v, Xm, G, AX);  // sum v_i sym(Q_i) X + kappa A X; AX = A X
+    const double objective = AX.size() == Xm.size() ? kappa * AX.cwiseProduct(Xm).sum() : 0.0;
     g = 2.0 * Eigen::Map<const Eigen::VectorXd>(G.data(), n * rank);
     return objective - y.dot(rs) + 0.5 * sigma * rs.squaredNorm();
   };
@@ -101,12 +124,97 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
   const double gradient_scale = std::max(1.0, g.norm());
   const double f0 = objective(model, loss, RegularizationWeights{0.0, gamma_from}, X);
 
-  LBFGSpp::LBFGSParam<double> param;
-  param.m = options.lbfgs_memory;
-  param.epsilon_rel = 0.0;
-  param.past = 0;
-  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
-  param.max_linesearch = 100;
+  // The inner solve: L-BFGS (two-loop recursion, options.lbfgs_memory pairs) with an exact line
+  // search. Along X + t D every residual is a quadratic in t, r_i(t) = r_i + t b_i + t^2 c_i
+  // (b_i = <Q_i, X D^T + D X^T>, c_i = <Q_i, D D^T>, from three evaluations), and so is <A, Z(t)>:
+  // L(t) is a quartic, minimised exactly over t > 0 (SDPLR's search), which no curvature of L at
+  // a large sigma can make fail.
+  const int memory = std::max(1, options.lbfgs_memory);
+  std::vector<Eigen::VectorXd> s_pairs, y_pairs;
+  std::vector<double> rho_pairs;
+  Vector e_d, e_xd, b, c;
+  Matrix D(n, rank), XD(n, rank);
+  const auto inner_solve = [&](double tolerance, long max_iterations) {
+    s_pairs.clear();
+    y_pairs.clear();
+    rho_pairs.clear();
+    Eigen::VectorXd g_now(n * rank), g_next(n * rank), d(n * rank), q;
+    lagrangian(x, g_now);
+    long it = 0;
+    while (it < max_iterations && g_now.norm() > tolerance) {
+      // d = -H g by the two-loop recursion.
+      q = g_now;
+      const std::size_t k = s_pairs.size();
+      std::vector<double> alpha(k);
+      for (std::size_t j = k; j-- > 0;) {
+        alpha[j] = rho_pairs[j] * s_pairs[j].dot(q);
+        q -= alpha[j] * y_pairs[j];
+      }
+      if (k > 0) q *= s_pairs[k - 1].dot(y_pairs[k - 1]) / y_pairs[k - 1].squaredNorm();
+      for (std::size_t j = 0; j < k; ++j) q += (alpha[j] - rho_pairs[j] * y_pairs[j].dot(q)) * s_pairs[j];
+      d = -q;
+      if (!(d.dot(g_now) < 0.0)) {  // not a descent direction: start the memory afresh
+        s_pairs.clear();
+        y_pairs.clear();
+        rho_pairs.clear();
+        d = -g_now;
+      }
+      // The quartic L(t).
+      Xm = Eigen::Map<const Matrix>(x.data(), n, rank);
+      D = Eigen::Map<const Matrix>(d.data(), n, rank);
+      terms.evaluate(D, e_d);
+      XD = Xm + D;
+      terms.evaluate(XD, e_xd);
+      terms.evaluate(Xm, values);
+      const Vector r0 = (values - t).cwiseQuotient(scale);
+      b = (e_xd - values - e_d).cwiseQuotient(scale);
+      c = e_d.cwiseQuotient(scale);
+      const double q0 = mm::regularizer_value(model, unit, Xm), q2 = mm::regularizer_value(model, unit, D);
+      const double q1 = mm::regularizer_value(model, unit, XD) - q0 - q2;
+      const double a1 = q1 - y.dot(b) + sigma * r0.dot(b);
+      const double a2 = q2 - y.dot(c) + 0.5 * sigma * (b.squaredNorm() + 2.0 * r0.dot(c));
+      const double a3 = sigma * b.dot(c), a4 = 0.5 * sigma * c.squaredNorm();
+      const auto quartic = [&](double u) { return u * (a1 + u * (a2 + u * (a3 + u * a4))); };  // L(u) - L(0)
+      double step = 0.0, best = 0.0;
+      Eigen::Vector4d derivative(a1, 2.0 * a2, 3.0 * a3, 4.0 * a4);
+      if (a4 > 0.0) {
+        Eigen::PolynomialSolver<double, 3> roots(derivative);
+        for (Index j = 0; j < 3; ++j) {
+          const std::complex<double> z = roots.roots()[j];
+          if (std::abs(z.imag()) > 1e-12 * std::max(1.0, std::abs(z.real())) || !(z.real() > 0.0)) continue;
+          const double fall = quartic(z.real());
+          if (fall < best) {
+            best = fall;
+            step = z.real();
+          }
+        }
+      } else if (a2 > 0.0 && a1 < 0.0) {
+        step = -a1 / (2.0 * a2);
+        best = quartic(step);
+      }
+      if (!(step > 0.0) || !std::isfinite(step)) break;  // no fall along d: as far as this goes
+      const Eigen::VectorXd x_next = x + step * d;
+      // The quartic's own fall decides (L's values differ below their rounding at a large sigma).
+      if (!(best < 0.0)) break;
+      lagrangian(x_next, g_next);
+      ++it;
+      Eigen::VectorXd sk = x_next - x, yk = g_next - g_now;
+      const double sy = sk.dot(yk);
+      if (sy > 1e-12 * sk.norm() * yk.norm()) {
+        if (static_cast<int>(s_pairs.size()) == memory) {
+          s_pairs.erase(s_pairs.begin());
+          y_pairs.erase(y_pairs.begin());
+          rho_pairs.erase(rho_pairs.begin());
+        }
+        s_pairs.push_back(std::move(sk));
+        y_pairs.push_back(std::move(yk));
+        rho_pairs.push_back(1.0 / sy);
+      }
+      x = x_next;
+      g_now.swap(g_next);
+    }
+    return it;
+  };
 
   if (options.verbose)
     std::fprintf(stderr,
@@ -131,28 +239,21 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     ++outer;
     // Stationarity as tight as feasibility: the multipliers' accuracy (S(y) X = grad L / 2) then
     // keeps pace with the violation's.
-    param.epsilon = std::max(std::min(kInnerTolerance / sigma, previous_violation), kFinestGradient) * gradient_scale;
-    param.max_iterations = static_cast<int>(std::min<long>(kMaxInnerIterations - inner_total, 20000));
-    LBFGSpp::LBFGSSolver<double> solver(param);
-    double fx = 0.0;
-    try {
-      inner_total += solver.minimize(lagrangian, x, fx);
-    } catch (const std::exception&) {
-      // The line search could not progress: the attainable accuracy at this sigma (x holds the
-      // last accepted point). The multiplier step below goes on from it.
-      inner_total += param.max_linesearch;
-    }
+    const double tolerance =
+        std::max(std::min(kInnerTolerance / sigma, previous_violation), kFinestGradient) * gradient_scale;
+    const long its = inner_solve(tolerance, std::min<long>(kMaxInnerIterations - inner_total, 20000));
+    inner_total += its;
     if (!x.allFinite()) {
       failed = true;
       break;
     }
     lagrangian(x, g);  // rs and A X at x
-    const double violation = rs.cwiseAbs().maxCoeff();
+    const double violation = (values - t).cwiseAbs().cwiseQuotient(measure).maxCoeff();
     const double value = AX.size() == Xm.size() ? AX.cwiseProduct(Xm).sum() : 0.0;
     y -= sigma * rs;
-    // The SDP's multipliers mu_i = y_i / s_i (S = A - sum mu_i sym(Q_i)); F's at gamma are
+    // The SDP's multipliers mu_i = y_i / (kappa s_i) (S = A - sum mu_i sym(Q_i)); F's at gamma are
     // -(gamma / 2) mu, within the l1 penalty's box |.| <= phi'(0) for the largest gamma of the path.
-    const Vector mu = y.cwiseQuotient(scale);
+    const Vector mu = y.cwiseQuotient(scale) / kappa;
     double gamma = gamma_from;
     for (int j = 0; j < 12 && 0.5 * gamma * mu.cwiseAbs().maxCoeff() > slope; ++j) gamma /= 10.0;
     weights.gamma = gamma;
