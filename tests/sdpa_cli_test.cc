@@ -346,9 +346,11 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     const double f = -std::stod(constrained_field(dir.path() / problem, "objective"));
     std::printf("[ sdplib  ] %s at the defaults: tr(F_0 Z) %.10f (SDPLIB %.4f), max_violation %.2e\n",
                 problem.c_str(), f, optimum, value_of(r.out, "max_violation"));
-    // SDPLIB's optima are given to 4 decimals (141.9905 is 141.99047710 to 1e-8, SDPA's value).
-    EXPECT_NEAR(f, optimum, 5e-5) << problem;
-    EXPECT_LT(value_of(r.out, "max_violation"), level) << problem;
+    // SDPLIB's optima are given to 4 decimals (141.9905 is 141.99047710 to 1e-8, SDPA's value);
+    // #27 asks for 1e-5 relative, and `optimal` for a relative violation (|r_i| / max(1, |c_i|))
+    // of at most 1e-6.
+    EXPECT_NEAR(f, optimum, std::max(5e-5, 1e-6 * std::abs(optimum))) << problem;
+    EXPECT_LE(std::stod(constrained_field(dir.path() / problem, "primal_infeasibility")), level) << problem;
     EXPECT_EQ(constrained_field(dir.path() / problem, "optimal"), "true") << problem;
     EXPECT_NE(r.out.find("status = optimal"), std::string::npos) << problem << r.out;
     EXPECT_LT(std::abs(std::stod(constrained_field(dir.path() / problem, "relative_gap"))), level) << problem;

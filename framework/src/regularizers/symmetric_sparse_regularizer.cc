@@ -66,6 +66,7 @@ SymmetricSparseRegularizer::SymmetricSparseRegularizer(Eigen::SparseMatrix<doubl
                       "one block has " + std::to_string(c) + " rows, more than " + std::to_string(kMaxComponent));
     components_.push_back(std::move(rows));
   }
+  if (n <= kDenseRows && 4 * A_.nonZeros() >= n * n) dense_ = Matrix(A_);
 }
 
 void SymmetricSparseRegularizer::split() const {
@@ -97,7 +98,32 @@ void SymmetricSparseRegularizer::split_components() const {
 
 SymmetricSparseRegularizer::~SymmetricSparseRegularizer() = default;
 
-void SymmetricSparseRegularizer::apply(const Matrix& X, Matrix& out) const { out.noalias() = A_ * X; }
+// A dense A by a dense product (SDPLIB theta1's A = -1 1^T: Eigen's sparse times row-major dense
+// product was 73% of its augmented Lagrangian, a row at a time 69%). Otherwise row i of A X is
+// sum_j A_ij x_j over column i's nonzeros (A is symmetric and stored by columns), each output row
+// on its own: threads over rows only where the product is large.
+void SymmetricSparseRegularizer::apply(const Matrix& X, Matrix& out) const {
+  if (dense_.size() > 0) {
+    out.noalias() = dense_ * X;
+    return;
+  }
+  const Index n = A_.rows(), r = X.cols();
+  out.resize(n, r);
+  const int* outer = A_.outerIndexPtr();
+  const int* inner = A_.innerIndexPtr();
+  const double* value = A_.valuePtr();
+  const auto row = [&](Index i) {
+    auto o = out.row(i);
+    o.setZero();
+    for (int k = outer[i]; k < outer[i + 1]; ++k) o.noalias() += value[k] * X.row(inner[k]);
+  };
+  if (static_cast<double>(A_.nonZeros()) * static_cast<double>(r) < 1 << 18) {
+    for (Index i = 0; i < n; ++i) row(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) row(i);
+}
 
 void SymmetricSparseRegularizer::apply_positive(const Matrix& X, Matrix& out) const {
   split();

@@ -102,6 +102,7 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
   Vector y = Vector::Zero(m), values, rs, v;
   Matrix G, AX, Xm(n, X.cols());
   double sigma = kFirstSigma;
+  double scaled_objective = 0.0;  // kappa <A, X X^T> where L was last evaluated, beside `values`
   // L and its gradient at x (X's column-major entries).
   const auto lagrangian = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) -> double {
     Xm = Eigen::Map<const Matrix>(x.data(), n, rank);
@@ -109,9 +110,9 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     rs = (values - t).cwiseQuotient(scale);
     v = (sigma * rs - y).cwiseQuotient(scale);
     mm::apply_dual_operator(model, unit, v, Xm, G, AX);  // sum v_i sym(Q_i) X + kappa A X; AX = A X
-    const double objective = AX.size() == Xm.size() ? kappa * AX.cwiseProduct(Xm).sum() : 0.0;
+    scaled_objective = AX.size() == Xm.size() ? kappa * AX.cwiseProduct(Xm).sum() : 0.0;
     g = 2.0 * Eigen::Map<const Eigen::VectorXd>(G.data(), n * rank);
-    return objective - y.dot(rs) + 0.5 * sigma * rs.squaredNorm();
+    return scaled_objective - y.dot(rs) + 0.5 * sigma * rs.squaredNorm();
   };
   Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(X.data(), n * rank), g(n * rank);
   // The gradient's scale: that of <A, Z> at the start, or of the constraints' part where A X = 0.
@@ -162,14 +163,14 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
       // The quartic L(t).
       Xm = Eigen::Map<const Matrix>(x.data(), n, rank);
       D = Eigen::Map<const Matrix>(d.data(), n, rank);
+      // (`values` and `scaled_objective` are L's last evaluation's: at x.)
       terms.evaluate(D, e_d);
       XD = Xm + D;
       terms.evaluate(XD, e_xd);
-      terms.evaluate(Xm, values);
       const Vector r0 = (values - t).cwiseQuotient(scale);
       b = (e_xd - values - e_d).cwiseQuotient(scale);
       c = e_d.cwiseQuotient(scale);
-      const double q0 = mm::regularizer_value(model, unit, Xm), q2 = mm::regularizer_value(model, unit, D);
+      const double q0 = scaled_objective, q2 = mm::regularizer_value(model, unit, D);
       const double q1 = mm::regularizer_value(model, unit, XD) - q0 - q2;
       const double a1 = q1 - y.dot(b) + sigma * r0.dot(b);
       const double a2 = q2 - y.dot(c) + 0.5 * sigma * (b.squaredNorm() + 2.0 * r0.dot(c));

@@ -31,6 +31,8 @@ class SDPRL_API SymmetricSparseRegularizer final : public Regularizer {
   // A must be square, symmetric (up to 1e-12 relative) and finite; throws Error otherwise, and for
   // a connected component of more than kMaxComponent rows.
   explicit SymmetricSparseRegularizer(Eigen::SparseMatrix<double> A, std::string name = "sparse-symmetric");
+  // A denser than a quarter is also kept dense up to this many rows (32 MB), for apply's products.
+  static constexpr Index kDenseRows = 2048;
   ~SymmetricSparseRegularizer() override;
 
   std::string name() const override { return name_; }
@@ -65,6 +67,7 @@ class SDPRL_API SymmetricSparseRegularizer final : public Regularizer {
   void split_components() const;
 
   Eigen::SparseMatrix<double> A_;
+  Matrix dense_;  // A itself when a quarter or more of it is nonzero and n <= kDenseRows, else empty
   std::string name_;
   std::vector<std::vector<std::int32_t>> components_;  // of two or more rows, until split()
   mutable std::once_flag split_once_;
