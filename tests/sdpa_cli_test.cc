@@ -359,7 +359,9 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   // gpp124-1's all-ones constraint has a multiplier beyond 2 / 0.2: the penalty at which F's
   // certificate holds is 0.002.
   EXPECT_NE(slurp(dir.path() / "gpp124-1" / "summary.json").find("\"gamma\": 0.002"), std::string::npos);
-  for (const std::string problem : {"truss1", "theta1", "qap5"})
+  // (qap5 is certified by the augmented Lagrangian in gcc's build and by MM's path after it in
+  // clang's, whose rounding leaves its multipliers 1e-3 short: either way `optimal`, checked above.)
+  for (const std::string problem : {"truss1", "theta1"})
     EXPECT_NE(slurp(dir.path() / problem / "summary.json").find("\"solver\": \"augmented-lagrangian\""),
               std::string::npos) << problem;
   // MM without its polish stops short (the polish's test).
