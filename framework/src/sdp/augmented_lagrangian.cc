@@ -2,6 +2,7 @@
 // docs/method.md section 9.2).
 #include "sdp/augmented_lagrangian.h"
 
+#include <Eigen/QR>
 #include <unsupported/Eigen/Polynomials>
 
 #include <complex>
@@ -41,6 +42,29 @@ constexpr int kMaxOuter = 200;
 constexpr int kPatience = 10;
 // L-BFGS iterations in all, at most (solver.max_mm_iterations counts outer steps here).
 constexpr long kMaxInnerIterations = 40000;
+
+// mu = argmin |(A - sum_i mu_i sym(Q_i)) X|_F by a column-pivoted QR of B, B's columns
+// vec(sym(Q_i) X) (rank-deficient B allowed: the minimum-norm-like basic solution); AX = A X.
+// Dense, so only for m <= kDenseMultipliers and n r m <= kDenseEntries; false otherwise.
+constexpr Index kDenseMultipliers = 2000;
+constexpr double kDenseEntries = 5e7;
+bool least_squares_multipliers(const ConstraintSet& terms, const Matrix& X, const Matrix& AX, Vector& mu) {
+  const Index m = terms.size(), size = X.rows() * X.cols();
+  if (m > kDenseMultipliers || static_cast<double>(size) * static_cast<double>(m) > kDenseEntries ||
+      AX.size() != X.size())
+    return false;
+  Eigen::MatrixXd B(size, m);
+  Vector e = Vector::Zero(m);
+  Matrix column;
+  for (Index i = 0; i < m; ++i) {
+    e[i] = 1.0;
+    terms.apply_adjoint_sym(e, X, column);
+    e[i] = 0.0;
+    B.col(i) = Eigen::Map<const Vector>(column.data(), size);
+  }
+  mu = B.colPivHouseholderQr().solve(Eigen::Map<const Vector>(AX.data(), size));
+  return mu.allFinite();
+}
 
 }  // namespace
 
@@ -231,6 +255,14 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
   double previous_violation = std::numeric_limits<double>::infinity();
   bool certified = false, interrupted = false, over_time = false, failed = false, stalled = false;
   double best_distance = std::numeric_limits<double>::infinity();
+  struct Best {
+    Matrix X;
+    Vector multipliers;
+    double gamma = 0.0;
+    Certificate certificate;
+    mm::ConstrainedAnswer answer;
+  } best;
+  bool has_best = false;
   int unimproved = 0;
   Certificate certificate;
   mm::ConstrainedAnswer answer;
@@ -254,22 +286,59 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     y -= sigma * rs;
     // The SDP's multipliers mu_i = y_i / (kappa s_i) (S = A - sum mu_i sym(Q_i)); F's at gamma are
     // -(gamma / 2) mu, within the l1 penalty's box |.| <= phi'(0) for the largest gamma of the path.
-    const Vector mu = y.cwiseQuotient(scale) / kappa;
-    double gamma = gamma_from;
-    for (int j = 0; j < 12 && 0.5 * gamma * mu.cwiseAbs().maxCoeff() > slope; ++j) gamma /= 10.0;
-    weights.gamma = gamma;
-    multipliers = (-0.5 * gamma / slope) * mu;
     X = Xm;
+    // F's multipliers and penalty from the SDP's mu (above).
+    const auto judge = [&](const Vector& mu, RegularizationWeights& w, Vector& f_multipliers, Certificate& c,
+                           mm::ConstrainedAnswer& a) {
+      w = weights;
+      w.gamma = gamma_from;
+      for (int j = 0; j < 12 && 0.5 * w.gamma * mu.cwiseAbs().maxCoeff() > slope; ++j) w.gamma /= 10.0;
+      f_multipliers = (-0.5 * w.gamma / slope) * mu;
+      if (violation > options.feasibility_tolerance) return std::numeric_limits<double>::infinity();
+      c = mm::certify(model, loss, w, X, f_multipliers);
+      a = mm::constrained_answer(model, w, X, model.infeasibility(X), c, options.feasibility_tolerance);
+      const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
+      return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+    };
+    RegularizationWeights w;
+    Vector f_multipliers;
+    Certificate c;
+    mm::ConstrainedAnswer a;
+    double distance = judge(y.cwiseQuotient(scale) / kappa, w, f_multipliers, c, a);
+    // Once feasible, also the least-squares multipliers at X (the first-order estimate): near the
+    // end the inner solves stop on rounding and the steps' mu drift by their noise (qap5 in clang's
+    // build: dual infeasibility 1.4e-4, then 2.8e-3 ten steps on), which these do not carry.
+    Vector mu_ls;
+    if (violation <= options.feasibility_tolerance && least_squares_multipliers(terms, X, AX, mu_ls)) {
+      RegularizationWeights w2;
+      Vector f2;
+      Certificate c2;
+      mm::ConstrainedAnswer a2;
+      const double d2 = judge(mu_ls, w2, f2, c2, a2);
+      if (d2 < distance) {
+        distance = d2;
+        w = w2;
+        f_multipliers = std::move(f2);
+        c = c2;
+        a = a2;
+      }
+    }
+    weights.gamma = w.gamma;
+    multipliers = f_multipliers;
     if (violation <= options.feasibility_tolerance) {
-      certificate = mm::certify(model, loss, weights, X, multipliers);
-      answer = mm::constrained_answer(model, weights, X, model.infeasibility(X), certificate,
-                                      options.feasibility_tolerance);
+      certificate = c;
+      answer = a;
       certified = answer.optimal;
-      const double distance = std::max(std::abs(answer.relative_gap), answer.dual_infeasibility);
+      if (distance < best_distance) {
+        // The best point met is what a stalled run ends with.
+        best = {X, multipliers, weights.gamma, certificate, answer};
+        has_best = true;
+      }
       if (distance < 0.5 * best_distance) {
         best_distance = distance;
         unimproved = 0;
       } else {
+        best_distance = std::min(best_distance, distance);
         ++unimproved;
       }
     }
@@ -302,6 +371,13 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     if (violation > 0.1 * options.feasibility_tolerance && violation > kEnoughFall * previous_violation)
       sigma = std::min(sigma * kSigmaGrowth, kLargestSigma);
     previous_violation = violation;
+  }
+  if (stalled && !certified && has_best) {
+    X = best.X;
+    multipliers = best.multipliers;
+    weights.gamma = best.gamma;
+    certificate = best.certificate;
+    answer = best.answer;
   }
   summary.solve_time = seconds_since(t1);
   summary.weights = weights;
