@@ -19,6 +19,7 @@
 #include "sdprl/error.h"
 #include "sdprl/regularizers/symmetric_sparse_regularizer.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
+#include "sdp/solve_start.h"
 
 namespace sdprl::sdp {
 namespace {
@@ -84,18 +85,9 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
   const auto t0 = Clock::now();
   if (const std::string problem = augmented_lagrangian_problem(model, loss, options, weights); !problem.empty())
     throw Error("solver.type", "\"augmented-lagrangian\" does not apply to this model: " + problem);
-  set_threads(options.threads);
+  Summary summary = begin_solve(model, options, SolverType::kAugmentedLagrangian);
   const ConstraintSet& terms = *model.terms;
-  const Index n = terms.dimension(), m = terms.size();
-  const Index rank = options.rank > 0 ? options.rank : model.default_rank;
-  if (rank < 1 || rank > n)
-    throw Error("solver.rank", "rank " + std::to_string(rank) + " is outside [1, n = " + std::to_string(n) + "]");
-  Summary summary;
-  summary.solver = SolverType::kAugmentedLagrangian;
-  summary.n = n;
-  summary.rank = rank;
-  summary.terms = m;
-  summary.rho = 0.0;
+  const Index n = terms.dimension(), m = terms.size(), rank = summary.rank;
   initialize(model, options, rank, X);
   summary.init_time = seconds_since(t0);
 

@@ -15,6 +15,7 @@
 #include "sdprl/error.h"
 #include "sdprl/regularizers/symmetric_sparse_regularizer.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
+#include "sdp/solve_start.h"
 
 namespace sdprl::sdp {
 namespace {
@@ -121,17 +122,8 @@ Summary solve_on_spheres(const Model& model, const Loss& loss, RegularizationWei
   Spheres s;
   if (const std::string problem = read_spheres(model, loss, &s); !problem.empty())
     throw Error("solver.type", "\"spheres\" does not apply to this model: " + problem);
-  set_threads(options.threads);
-  const Index n = model.terms->dimension();
-  const Index rank = options.rank > 0 ? options.rank : model.default_rank;
-  if (rank < 1 || rank > n)
-    throw Error("solver.rank", "rank " + std::to_string(rank) + " is outside [1, n = " + std::to_string(n) + "]");
-  Summary summary;
-  summary.solver = SolverType::kSpheres;
-  summary.n = n;
-  summary.rank = rank;
-  summary.terms = model.terms->size();
-  summary.rho = 0.0;
+  Summary summary = begin_solve(model, options, SolverType::kSpheres);
+  const Index n = summary.n, rank = summary.rank;
   // The spectral start of sum t_i sym(Q_i) = diag(a_i t_i) is no start at all (its top eigenvectors
   // are coordinate vectors): the spheres start from the Gaussian one instead.
   SolverOptions start = options;
