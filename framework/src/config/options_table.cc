@@ -119,7 +119,9 @@ std::vector<SolverOption> make_table() {
       "type", SDPRL_MEMBER(type),
       {choice("auto", SolverType::kAuto,
               "L-BFGS for a loss differentiable at 0 (phi'(0) = 0); \"spheres\" for an sdpa model whose constraints "
-              "each fix one diagonal entry of its own row (max-cut), at the penalty path's default gamma; else MM"),
+              "each fix one diagonal entry of its own row (max-cut), at the penalty path's default gamma; for another "
+              "sdpa model (lambda = 0, gamma not set) \"augmented-lagrangian\" first and MM's penalty path where that "
+              "is not certified; else MM"),
        choice("mm", SolverType::kMm, "majorisation-minimisation with ADMM (SDP-RL)"),
        choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)"),
        choice("spheres", SolverType::kSpheres,
