@@ -762,27 +762,28 @@ RunResult run_model(const RunRequest& request) {
         Summary s = solve(model, *loss, weights, o, Y, after_step, nullptr, checkpoint);
         RegularizationWeights w = weights;
         w.gamma = s.weights.gamma;
-        LambdaTrial first = trial;
-        first.summary = std::move(s);
-        bool kept = first.summary.status == SolverStatus::kInterrupted;
-        if (first.summary.status == SolverStatus::kConverged) {
+        LambdaTrial tried = trial;
+        tried.summary = std::move(s);
+        bool kept = tried.summary.status == SolverStatus::kInterrupted;
+        if (tried.summary.status == SolverStatus::kConverged) {
           // Feasible where its multipliers stalled: the polish with every constraint fitted (as
           // after MM's path) may certify the point.
           const double infeasibility = model.infeasibility(Y);
-          ConstrainedAnswer a = constrained_answer(model, w, Y, infeasibility, first.summary.certificate,
+          ConstrainedAnswer a = constrained_answer(model, w, Y, infeasibility, tried.summary.certificate,
                                                    options.feasibility_tolerance);
-          first.penalty_path.push_back({w.gamma, first.summary.status, first.summary.mm_iterations, infeasibility,
-                                        first.summary.init_time + first.summary.solve_time});
-          polish_constraints(model, *loss, w, lambda_options, Y, first, a);
-          first.penalty_path.clear();
+          // (polish_constraints judges the last entry of a penalty path, which this run has none of.)
+          tried.penalty_path.push_back({w.gamma, tried.summary.status, tried.summary.mm_iterations, infeasibility,
+                                        tried.summary.init_time + tried.summary.solve_time});
+          polish_constraints(model, *loss, w, lambda_options, Y, tried, a);
+          tried.penalty_path.clear();
           kept = a.optimal;
         }
         if (kept) {
-          trial = std::move(first);
+          trial = std::move(tried);
           X = std::move(Y);
           lagrangian = true;
         } else {
-          const Summary& s = first.summary;
+          const Summary& s = tried.summary;
           spent_first = s.init_time + s.solve_time;
           if (options.verbose)
             std::fprintf(stderr, "sdprl: the augmented Lagrangian ended %s, not certified; MM's penalty path instead "
