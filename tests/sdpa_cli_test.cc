@@ -10,6 +10,7 @@
 #include <utility>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -25,6 +26,8 @@ namespace {
 
 using sdprl::testing_support::shell_quote;
 using sdprl::testing_support::TempDir;
+using sdprl::testing_support::SdpaResult;
+using sdprl::testing_support::run_sdpa;
 
 const fs::path kExecutable = SDPRL_EXECUTABLE;
 const fs::path kSourceDir = SDPRL_SOURCE_DIR;
@@ -246,15 +249,16 @@ TEST(SdpaCli, PenaltyIsLoweredUntilTheResultIsFeasible) {
   EXPECT_NE(r.err.find("at gamma = 2 (set by [regularizer])"), std::string::npos) << r.err;
 }
 
-// The augmented Lagrangian (docs/method.md section 9.2) on the two-block problem: the optimum -6,
-// and the penalty it reports from its multipliers: SDPA's x = (-2, -2, 0) need 2 / gamma >= 2, so
-// gamma = 0.2 is the largest of the path (2, 0.2, ...) at which the l1 penalty is exact. It is also
-// what the default runs first, with no penalty path after it.
+// The augmented Lagrangian (docs/method.md section 9.2) and the interior-point method (section
+// 9.3) on the two-block problem: the optimum -6, and the penalty each reports from its multipliers:
+// SDPA's x = (-2, -2, 0) need 2 / gamma >= 2, so gamma = 0.2 is the largest of the path (2, 0.2,
+// ...) at which the l1 penalty is exact. The interior point is what the default runs first (its
+// blocks fit densely), with no penalty path after it.
 TEST(SdpaCli, AugmentedLagrangianFindsTheOptimumAndItsExactPenalty) {
   TempDir dir;
   std::ofstream(dir.path() / "two.dat-s") << kTwoBlocks;
   std::ofstream(dir.path() / "two.toml") << "[model]\ntype = \"sdpa\"\nfile = \"two.dat-s\"\n";
-  for (const std::string type : {"augmented-lagrangian", "auto"}) {
+  for (const std::string type : {"augmented-lagrangian", "interior-point", "auto"}) {
     const fs::path out = dir.path() / type;
     const Result r = sdprl({"run", (dir.path() / "two.toml").string(), "--out", out.string(), "--set",
                             "solver.type=" + type},
@@ -265,8 +269,83 @@ TEST(SdpaCli, AugmentedLagrangianFindsTheOptimumAndItsExactPenalty) {
     EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
     EXPECT_EQ(r.err.find("solving again at gamma"), std::string::npos) << r.err;
     const std::string summary = slurp(out / "summary.json");
-    EXPECT_NE(summary.find("\"solver\": \"augmented-lagrangian\""), std::string::npos) << summary;
+    const std::string solver = type == "auto" ? "interior-point" : type;
+    EXPECT_NE(summary.find("\"solver\": \"" + solver + "\""), std::string::npos) << summary;
     EXPECT_NE(summary.find("\"gamma\": 0.2"), std::string::npos) << summary;
+  }
+}
+
+// The interior-point method (docs/method.md section 9.3) against Debian's sdpa on random SDPs with
+// two SDP blocks and an LP block, strictly feasible on both sides by construction (t = A(Z0) with
+// Z0 positive definite, F_0 = -(S0 + sum y0_i F_i) with S0 positive definite), so that each has an
+// optimum and a dual optimum that agree: both solvers' tr(F_0 Y) within 1e-7 relative, and sdprl's
+// answer certified (gap and infeasibilities below 1e-6) with no penalty set.
+TEST(SdpaCli, InteriorPointMatchesSdpaOnRandomBlockProblems) {
+  const std::string sdpa = sdprl::testing_support::find_sdpa();
+  if (sdpa.empty()) GTEST_SKIP() << "the sdpa program is not on PATH (apt-get install sdpa)";
+  TempDir dir;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  const std::vector<int> sizes{5, 3, -4};
+  const int m = 9;
+  for (int instance = 0; instance < 3; ++instance) {
+    // Per block: the F_i (i = 0 .. m) as dense symmetric matrices, the LP block as a diagonal.
+    std::vector<std::vector<Eigen::MatrixXd>> F(m + 1);
+    std::vector<Eigen::MatrixXd> Z0, S0;
+    for (const int size : sizes) {
+      const int k = std::abs(size);
+      const auto random_symmetric = [&] {
+        Eigen::MatrixXd a = Eigen::MatrixXd::NullaryExpr(k, k, [&] { return normal(rng); });
+        return size > 0 ? Eigen::MatrixXd(a + a.transpose()) : Eigen::MatrixXd(a.diagonal().asDiagonal());
+      };
+      const auto random_definite = [&] {
+        Eigen::MatrixXd g = Eigen::MatrixXd::NullaryExpr(k, k, [&] { return normal(rng); });
+        return size > 0 ? Eigen::MatrixXd(g * g.transpose() + Eigen::MatrixXd::Identity(k, k))
+                        : Eigen::MatrixXd((g.diagonal().array().square() + 1.0).matrix().asDiagonal());
+      };
+      for (int i = 1; i <= m; ++i) F[i].push_back(random_symmetric());
+      Z0.push_back(random_definite());
+      S0.push_back(random_definite());
+    }
+    Eigen::VectorXd y0(m), c(m);
+    for (int i = 0; i < m; ++i) y0[i] = normal(rng);
+    for (int i = 1; i <= m; ++i) {
+      c[i - 1] = 0.0;
+      for (std::size_t b = 0; b < sizes.size(); ++b) c[i - 1] += F[i][b].cwiseProduct(Z0[b]).sum();
+    }
+    for (std::size_t b = 0; b < sizes.size(); ++b) {
+      Eigen::MatrixXd a = S0[b];
+      for (int i = 1; i <= m; ++i) a += y0[i - 1] * F[i][b];
+      F[0].push_back(-a);
+    }
+    std::ostringstream text;
+    text.precision(17);
+    text << m << "\n" << sizes.size() << "\n5 3 -4\n";
+    for (int i = 0; i < m; ++i) text << c[i] << (i + 1 < m ? " " : "\n");
+    for (int i = 0; i <= m; ++i)
+      for (std::size_t b = 0; b < sizes.size(); ++b)
+        for (int p = 0; p < F[i][b].rows(); ++p)
+          for (int q = p; q < F[i][b].cols(); ++q)
+            if (F[i][b](p, q) != 0.0) text << i << ' ' << b + 1 << ' ' << p + 1 << ' ' << q + 1 << ' ' << F[i][b](p, q) << "\n";
+    const std::string name = "random" + std::to_string(instance);
+    std::ofstream(dir.path() / (name + ".dat-s")) << text.str();
+    std::ofstream(dir.path() / (name + ".toml")) << "[model]\ntype = \"sdpa\"\nfile = \"" << name << ".dat-s\"\n";
+    const SdpaResult reference = run_sdpa(sdpa, dir.path() / (name + ".dat-s"), dir.path());
+    ASSERT_TRUE(reference.error.empty()) << reference.error;
+    // (sdpa calls some of these pdFEAS with its own gap at 7e-9: its optimum all the same.)
+    ASSERT_TRUE(reference.phase == "pdOPT" || (reference.phase == "pdFEAS" && reference.relative_gap < 1e-8))
+        << reference.phase << ", gap " << reference.relative_gap;
+    const fs::path out = dir.path() / name;
+    const Result r = sdprl({"run", (dir.path() / (name + ".toml")).string(), "--out", out.string()}, dir.path());
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("status = optimal"), std::string::npos) << r.out;
+    EXPECT_NE(slurp(out / "summary.json").find("\"solver\": \"interior-point\""), std::string::npos);
+    const double f = -std::stod(constrained_field(out, "objective"));
+    std::printf("[ random ] %s: tr(F_0 Y) %.10f, sdpa %.10f\n", name.c_str(), f, reference.dual);
+    EXPECT_NEAR(f, reference.dual, 1e-7 * std::max(1.0, std::abs(reference.dual))) << name;
+    EXPECT_LE(std::stod(constrained_field(out, "primal_infeasibility")), 1e-6);
+    EXPECT_LE(std::abs(std::stod(constrained_field(out, "relative_gap"))), 1e-6);
+    EXPECT_LE(std::stod(constrained_field(out, "dual_infeasibility")), 1e-6);
   }
 }
 
@@ -317,28 +396,23 @@ TEST(SdpaCli, SdplibMaxCutReachesItsOptimumWithAnExactPenalty) {
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
 }
 
-// At the defaults (only type and file) the max-cut and theta problems end certified optimal: the
-// penalty path's last result is polished (docs/method.md section 7.6) to a KKT point whose
-// multipliers are inside their box and whose S(y) is PSD, so that gap, dual and primal
-// infeasibility all fall to rounding (before the polish: errors 1e-4 to 3e-4, dual infeasibility
-// 8e-4 to 1.3e-3, never optimal). Without it the same runs are not optimal.
+// At the defaults (only type and file) eight of SDPLIB's ten problems end certified optimal: gap,
+// dual and primal infeasibility at most 1e-6 (#27). Without the interior point control1 ended at the
+// iteration cap 1.2e-2 off and arch0 infeasible; without the spheres' polish mcp124-1 is not
+// optimal (below).
 TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   TempDir dir;
-  // mcp500-1's polish takes 22244 KKT products, beyond a budget of 1e8 term visits (5555).
-  // gpp124-1 is feasible to 1e-6 at gamma = 0.02, where the polish's KKT point puts its all-ones
-  // constraint's multiplier on the box (the penalty is not exact): certified at gamma = 0.002.
-  // (Its gap and dual infeasibility are 7e-8 and 1e-7 there, within `optimal`'s 1e-6 but not at
-  // rounding level as the others'.)
   struct Case {
     std::string problem;
     double optimum, level;
   };
-  // The max-cut problems run on the spheres (section 9.1), the others by the augmented Lagrangian
-  // (section 9.2), gpp124-1 after the polish with every constraint fitted: all certified to
+  // The max-cut problems run on the spheres (section 9.1), the others by the interior-point method
+  // (section 9.3; control1's two blocks and arch0's LP block among them): all certified to
   // `optimal`'s 1e-6.
   for (const auto& [problem, optimum, level] :
        {Case{"mcp124-1", 141.9905, 1e-6}, Case{"theta1", 23.0, 1e-6}, Case{"truss1", -8.999996, 1e-6},
-        Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}}) {
+        Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}, Case{"qap5", -436.0, 1e-6},
+        Case{"control1", 17.78463, 1e-6}, Case{"arch0", 0.566517, 1e-6}}) {
     const Result r = run_sdplib(dir, problem);
     ASSERT_EQ(r.code, 0) << problem << r.out << r.err;
     // tr(F_0 Z) at full precision: the constrained problem's objective is its negative (stdout
@@ -356,20 +430,8 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     EXPECT_LT(std::abs(std::stod(constrained_field(dir.path() / problem, "relative_gap"))), level) << problem;
     EXPECT_LT(std::stod(constrained_field(dir.path() / problem, "dual_infeasibility")), level) << problem;
   }
-  // qap5's result depends on the build's rounding: gcc's augmented Lagrangian certifies it (error
-  // 3e-7, dual infeasibility 0); in clang's its multipliers, unique only up to a null space, stop
-  // 2.8e-3 short and MM's path ends `converged` at the optimum; in the sanitizers' build MM's path
-  // ends converged 1.2e-3 above it. Held to exit 0, #27's violation, and 2e-3 of the optimum.
-  // (gpp124-1's penalty, 0.002 in gcc's build, is the path's choice and is not asserted either.)
-  {
-    const Result r = run_sdplib(dir, "qap5");
-    ASSERT_EQ(r.code, 0) << r.out << r.err;
-    const double f = -std::stod(constrained_field(dir.path() / "qap5", "objective"));
-    EXPECT_NEAR(f, -436.0, 2e-3 * 436.0);
-    EXPECT_LE(std::stod(constrained_field(dir.path() / "qap5", "primal_infeasibility")), 1e-6);
-  }
-  for (const std::string problem : {"truss1", "theta1"})
-    EXPECT_NE(slurp(dir.path() / problem / "summary.json").find("\"solver\": \"augmented-lagrangian\""),
+  for (const std::string problem : {"truss1", "theta1", "qap5", "control1", "arch0", "gpp124-1"})
+    EXPECT_NE(slurp(dir.path() / problem / "summary.json").find("\"solver\": \"interior-point\""),
               std::string::npos) << problem;
   // MM without its polish stops short (the polish's test).
   const Result off = run_sdplib(dir, "mcp124-1", {"solver.polish=false", "solver.type=mm"});

@@ -43,6 +43,8 @@ enum class SolverType {
              // (docs/method.md section 9.1; sdpa models, chosen by kAuto where it applies)
   kAugmentedLagrangian,  // an SDP given by constraints: an augmented Lagrangian on the factor, L-BFGS
                          // inner solves (docs/method.md section 9.2; sdpa models, tried first by kAuto)
+  kInteriorPoint,  // a small SDP given by constraints: a primal-dual interior-point method on Z
+                   // (docs/method.md section 9.3; sdpa models whose blocks fit densely)
 };
 SDPRL_API const char* to_string(SolverType type);
 SDPRL_API bool from_string(const std::string& text, SolverType* type);

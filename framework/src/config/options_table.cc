@@ -120,8 +120,8 @@ std::vector<SolverOption> make_table() {
       {choice("auto", SolverType::kAuto,
               "L-BFGS for a loss differentiable at 0 (phi'(0) = 0); \"spheres\" for an sdpa model whose constraints "
               "each fix one diagonal entry of its own row (max-cut), at the penalty path's default gamma; for another "
-              "sdpa model (lambda = 0, gamma not set) \"augmented-lagrangian\" first and MM's penalty path where that "
-              "is not certified; else MM"),
+              "sdpa model (lambda = 0, gamma not set) \"interior-point\" where its blocks fit densely, then "
+              "\"augmented-lagrangian\", then MM's penalty path, each where the one before is not certified; else MM"),
        choice("mm", SolverType::kMm, "majorisation-minimisation with ADMM (SDP-RL)"),
        choice("lbfgs", SolverType::kLbfgs, "L-BFGS on the factored objective (smooth losses only)"),
        choice("spheres", SolverType::kSpheres,
@@ -129,7 +129,11 @@ std::vector<SolverOption> make_table() {
               "coordinate descent, no penalty (docs/method.md section 9.1)"),
        choice("augmented-lagrangian", SolverType::kAugmentedLagrangian,
               "an sdpa model's constrained SDP by an augmented Lagrangian on the factor with L-BFGS inner solves, "
-              "no penalty to tune (docs/method.md section 9.2); max_mm_iterations caps its outer steps")},
+              "no penalty to tune (docs/method.md section 9.2); max_mm_iterations caps its outer steps"),
+       choice("interior-point", SolverType::kInteriorPoint,
+              "an sdpa model's constrained SDP by a primal-dual interior-point method on Z, block by block (HKM "
+              "direction, Mehrotra's predictor-corrector; docs/method.md section 9.3), for blocks and constraints "
+              "few enough to hold densely")},
       "the algorithm that minimises F"));
   t.push_back(integer_option("rank", SDPRL_MEMBER(rank), NumberRule::at_least(1),
                              "r, the number of columns of the factor X (Z = X X^T); \"auto\": for a convex model "

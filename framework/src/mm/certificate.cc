@@ -94,7 +94,7 @@ bool smallest_eigenpairs(const linalg::SymmetricOperator& S, Index n, Index k, d
 }  // namespace
 
 Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
-                    const Vector& multipliers, Index directions, Descent* descent, bool boxed) {
+                    const Vector& multipliers, Index directions, Descent* descent, bool boxed, double known_lambda_min) {
   Certificate c;
   if (model.constraint) {
     c.note = "no certificate under the constraint X in " + model.constraint->name();
@@ -180,6 +180,10 @@ Certificate certify(const Model& model, const Loss& loss, const RegularizationWe
   // stands when its gap is above kCoarseGap. Not with lambda = 0 either: kappa <= 0 there, so a
   // negative lambda_min leaves no finite bound to stand (the sdpa models, whose lambda_min is their
   // dual infeasibility and wants the fine solve; mcp500-1's coarse one was 15% of its run).
+  if (std::isfinite(known_lambda_min) && !descent) {
+    bound_at(known_lambda_min);
+    return c;
+  }
   const bool dense = n <= linalg::kDenseEigenSize;
   if (!descent && !dense && weights.lambda > 0.0 && smallest_eigenpairs(S, n, 1, kCoarseTolerance, eigenvalues, eigenvectors)) {
     bound_at(eigenvalues[0] - kCoarseTolerance * std::abs(eigenvalues[0]));

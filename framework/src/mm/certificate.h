@@ -61,9 +61,11 @@ double objective_value(const Model& model, const Loss& loss, const Regularizatio
 // ones returned there.
 // boxed = false takes the multipliers as they are, beyond the box too: then S(y) and -<y, t> serve
 // the constrained problem's answer (constrained_answer()) and not F's lower bound.
+// lambda_min, when finite (and no `descent` is asked for), is lambda_min(S(y)) known to the caller
+// (the interior-point method has S block by block, densely), and no eigensolver runs.
 SDPRL_API Certificate certify(const Model& model, const Loss& loss, const RegularizationWeights& weights, const Matrix& X,
                               const Vector& multipliers, Index directions = 1, Descent* descent = nullptr,
-                              bool boxed = true);
+                              bool boxed = true, double lambda_min = std::nan(""));
 
 // The result of a model whose terms are constraints, as the constrained problem's answer
 // (docs/method.md section 9): min <A, Z> + (lambda / gamma) tr Z s.t. <Q_i, Z> = t_i, Z PSD, whose

@@ -19,6 +19,7 @@
 #include "mm/solve_paths.h"
 #include "parallel/processes.h"
 #include "sdp/augmented_lagrangian.h"
+#include "sdp/interior_point.h"
 #include "sdp/spheres.h"
 #include "sdprl/error.h"
 #include "sdprl/l1_loss.h"
@@ -55,7 +56,8 @@ constexpr Name<CoupledStep> kCoupledStepNames[] = {
     {CoupledStep::kDualCoordinate, "dual-cd"}};
 constexpr Name<SolverType> kSolverNames[] = {
     {SolverType::kAuto, "auto"}, {SolverType::kMm, "mm"}, {SolverType::kLbfgs, "lbfgs"},
-    {SolverType::kSpheres, "spheres"}, {SolverType::kAugmentedLagrangian, "augmented-lagrangian"}};
+    {SolverType::kSpheres, "spheres"}, {SolverType::kAugmentedLagrangian, "augmented-lagrangian"},
+    {SolverType::kInteriorPoint, "interior-point"}};
 constexpr Name<SolverStatus> kStatusNames[] = {{SolverStatus::kConverged, "converged"},
                                                {SolverStatus::kIterationLimit, "iteration_limit"},
                                                {SolverStatus::kTimeLimit, "time_limit"},
@@ -242,6 +244,11 @@ Summary detail::solve(const Model& model, const Loss& loss, const Regularization
     if (start) throw Error("solver.type", "\"augmented-lagrangian\" keeps no state to continue from; run it afresh");
     RegularizationWeights chosen = weights;  // its penalty is its own choice (sdp/augmented_lagrangian.h)
     return sdp::solve_augmented_lagrangian(model, loss, chosen, options, X, callback);
+  }
+  if (type == SolverType::kInteriorPoint) {
+    if (start) throw Error("solver.type", "\"interior-point\" keeps no state to continue from; run it afresh");
+    RegularizationWeights chosen = weights;  // its penalty is its own choice (sdp/interior_point.h)
+    return sdp::solve_interior_point(model, loss, chosen, options, X, callback);
   }
   const bool smooth = loss.derivative(0.0) == 0.0;
   if (type == SolverType::kMm) check_loss_for_mm(loss);

@@ -214,7 +214,7 @@ template <class Io, class S>
 void summary_fields(Io& io, S& s) {
   io.enumeration(s.status, SolverStatus::kOptimal, "an unknown status");
   io.fields(s.message, s.n, s.rank, s.terms, s.split_terms, s.rho, s.weights.lambda, s.weights.gamma);
-  io.enumeration(s.solver, SolverType::kAugmentedLagrangian, "an unknown solver type");
+  io.enumeration(s.solver, SolverType::kInteriorPoint, "an unknown solver type");
   io.fields(s.warm_start_iterations, s.mm_iterations, s.admm_iterations, s.monotonicity_violations, s.rejected_steps,
             s.cg_iterations, s.curvature_scale, s.initial_objective, s.final_objective, s.init_time, s.solve_time,
             s.stationarity, s.finishing_step, s.overrelaxed_steps, s.undone_tau_trials);

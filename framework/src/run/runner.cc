@@ -37,6 +37,7 @@
 #include "parallel/processes.h"
 #include "run/checkpoint.h"
 #include "sdp/augmented_lagrangian.h"
+#include "sdp/interior_point.h"
 #include "sdp/spheres.h"
 
 namespace sdprl {
@@ -394,7 +395,8 @@ void write_trace(std::ostream& os, const RunResult& r) {
     auto optional = [](double x) { return std::isfinite(x) ? mm::fmt("%.12g", x) : std::string(); };
     for (const LambdaTrial& t : r.trials) {
       const bool no_admm = t.summary.solver == SolverType::kLbfgs || t.summary.solver == SolverType::kSpheres ||
-                           t.summary.solver == SolverType::kAugmentedLagrangian;
+                           t.summary.solver == SolverType::kAugmentedLagrangian ||
+                           t.summary.solver == SolverType::kInteriorPoint;
       for (const TraceRow& row : t.summary.trace) {
         os << t.lambda << ',' << row.mm_iteration << ',' << row.objective << ',' << row.relative_change << ',';
         if (no_admm)
@@ -511,7 +513,8 @@ RunResult run_model(const RunRequest& request) {
                                                   (e.where().empty() ? e.message() : e.where() + ": " + e.message()));
     }
   };
-  if (base_options.type == SolverType::kSpheres || base_options.type == SolverType::kAugmentedLagrangian) {
+  if (base_options.type == SolverType::kSpheres || base_options.type == SolverType::kAugmentedLagrangian ||
+      base_options.type == SolverType::kInteriorPoint) {
     // (checked with the model below)
   } else if (resolve_solver_type(*loss, base_options.type) == SolverType::kMm) {
     at_loss([&] { check_loss_for_mm(*loss); });
@@ -632,14 +635,20 @@ RunResult run_model(const RunRequest& request) {
     options.type = SolverType::kSpheres;
   }
   const bool spheres = options.type == SolverType::kSpheres;
-  // The other sdpa models: the augmented Lagrangian first (docs/method.md section 9.2), where it
-  // applies (lambda = 0, checked per lambda); MM's penalty path where it does not certify.
+  // The other sdpa models: the interior-point method where their blocks fit densely, else or where
+  // it does not certify the augmented Lagrangian (docs/method.md sections 9.2-9.3), where these
+  // apply (lambda = 0, checked per lambda); MM's penalty path where neither certifies.
   const bool lagrangian_first = options.type == SolverType::kAuto && model.infeasibility && !gamma_pinned &&
                                 resolve_solver_type(*loss, options.type) == SolverType::kMm;
   if (options.type == SolverType::kAugmentedLagrangian) {
     const RegularizationWeights first{lambdas.front(), gamma};
     if (const std::string problem = sdp::augmented_lagrangian_problem(model, *loss, options, first); !problem.empty())
       config.table("solver").fail("type", "\"augmented-lagrangian\" does not apply to this model: " + problem);
+  }
+  if (options.type == SolverType::kInteriorPoint) {
+    const RegularizationWeights first{lambdas.front(), gamma};
+    if (const std::string problem = sdp::interior_point_problem(model, *loss, options, first); !problem.empty())
+      config.table("solver").fail("type", "\"interior-point\" does not apply to this model: " + problem);
   }
   options.interrupt = req.interrupt;
   std::size_t best = 0;
@@ -754,28 +763,41 @@ RunResult run_model(const RunRequest& request) {
       // time spent first counts in its solve time.
       bool lagrangian = false;
       double spent_first = 0.0;
-      if (lagrangian_first && !start &&
-          sdp::augmented_lagrangian_problem(model, *loss, lambda_options, weights).empty()) {
+      // The interior point where the blocks fit densely (docs/method.md section 9.3), then the
+      // augmented Lagrangian: the first whose answer is certified optimal stands.
+      std::vector<SolverType> firsts;
+      if (lagrangian_first && !start) {
+        if (sdp::interior_point_problem(model, *loss, lambda_options, weights).empty())
+          firsts.push_back(SolverType::kInteriorPoint);
+        if (sdp::augmented_lagrangian_problem(model, *loss, lambda_options, weights).empty())
+          firsts.push_back(SolverType::kAugmentedLagrangian);
+      }
+      for (const SolverType first_type : firsts) {
+        if (lagrangian) break;
         SolverOptions o = lambda_options;
-        o.type = SolverType::kAugmentedLagrangian;
+        o.type = first_type;
         Matrix Y = X;
         Summary s = solve(model, *loss, weights, o, Y, after_step, nullptr, checkpoint);
         RegularizationWeights w = weights;
         w.gamma = s.weights.gamma;
         LambdaTrial tried = trial;
         tried.summary = std::move(s);
+        tried.summary.solve_time += spent_first;
         bool kept = tried.summary.status == SolverStatus::kInterrupted;
         if (tried.summary.status == SolverStatus::kConverged) {
           // Feasible where its multipliers stalled: the polish with every constraint fitted (as
-          // after MM's path) may certify the point.
+          // after MM's path) may certify the augmented Lagrangian's point (the interior point's has
+          // Z's full rank, which the polish is not for).
           const double infeasibility = model.infeasibility(Y);
           ConstrainedAnswer a = constrained_answer(model, w, Y, infeasibility, tried.summary.certificate,
                                                    options.feasibility_tolerance);
-          // (polish_constraints judges the last entry of a penalty path, which this run has none of.)
-          tried.penalty_path.push_back({w.gamma, tried.summary.status, tried.summary.mm_iterations, infeasibility,
-                                        tried.summary.init_time + tried.summary.solve_time});
-          polish_constraints(model, *loss, w, lambda_options, Y, tried, a);
-          tried.penalty_path.clear();
+          if (first_type == SolverType::kAugmentedLagrangian) {
+            // (polish_constraints judges the last entry of a penalty path, which this run has none of.)
+            tried.penalty_path.push_back({w.gamma, tried.summary.status, tried.summary.mm_iterations, infeasibility,
+                                          tried.summary.init_time + tried.summary.solve_time});
+            polish_constraints(model, *loss, w, lambda_options, Y, tried, a);
+            tried.penalty_path.clear();
+          }
           kept = a.optimal;
         }
         if (kept) {
@@ -783,17 +805,20 @@ RunResult run_model(const RunRequest& request) {
           X = std::move(Y);
           lagrangian = true;
         } else {
-          const Summary& s = tried.summary;
-          spent_first = s.init_time + s.solve_time;
+          const Summary& failed = tried.summary;
+          spent_first = failed.init_time + failed.solve_time;
           if (options.verbose)
-            std::fprintf(stderr, "sdprl: the augmented Lagrangian ended %s, not certified; MM's penalty path instead "
-                                 "(docs/method.md section 9)\n", to_string(s.status));
+            std::fprintf(stderr, "sdprl: %s ended %s, not certified; %s instead (docs/method.md section 9)\n",
+                         first_type == SolverType::kInteriorPoint ? "the interior-point method" : "the augmented Lagrangian",
+                         to_string(failed.status),
+                         &first_type != &firsts.back() ? "the augmented Lagrangian" : "MM's penalty path");
         }
       }
       if (!lagrangian) {
         trial.summary = solve(model, *loss, weights, lambda_options, X, after_step, start, checkpoint);
         trial.summary.solve_time += spent_first;
-        lagrangian = options.type == SolverType::kAugmentedLagrangian;  // asked for by name
+        lagrangian = options.type == SolverType::kAugmentedLagrangian ||
+                     options.type == SolverType::kInteriorPoint;  // asked for by name
       }
       // Its own choice of penalty (sdp/spheres.h, sdp/augmented_lagrangian.h).
       if (spheres || lagrangian) weights.gamma = trial.summary.weights.gamma;

@@ -19,6 +19,7 @@
 #include "sdprl/error.h"
 #include "sdprl/regularizers/symmetric_sparse_regularizer.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
+#include "sdp/judge.h"
 #include "sdp/solve_start.h"
 
 namespace sdprl::sdp {
@@ -114,7 +115,6 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     if (const double norm = a->matrix().norm(); norm > 0.0) kappa = 1.0 / norm;
   const RegularizationWeights unit{0.0, 2.0 * kappa};  // (gamma/2) <X, A X> = kappa <A, Z>
   const double gamma_from = weights.gamma > 0.0 ? weights.gamma : 2.0;
-  const double slope = loss.derivative(0.0);
   Vector y = Vector::Zero(m), values, rs, v;
   Matrix G, AX, Xm(n, X.cols());
   double sigma = kFirstSigma;
@@ -279,42 +279,22 @@ Summary solve_augmented_lagrangian(const Model& model, const Loss& loss, Regular
     // The SDP's multipliers mu_i = y_i / (kappa s_i) (S = A - sum mu_i sym(Q_i)); F's at gamma are
     // -(gamma / 2) mu, within the l1 penalty's box |.| <= phi'(0) for the largest gamma of the path.
     X = Xm;
-    // F's multipliers and penalty from the SDP's mu (above).
-    const auto judge = [&](const Vector& mu, RegularizationWeights& w, Vector& f_multipliers, Certificate& c,
-                           mm::ConstrainedAnswer& a) {
-      w = weights;
-      w.gamma = gamma_from;
-      for (int j = 0; j < 12 && 0.5 * w.gamma * mu.cwiseAbs().maxCoeff() > slope; ++j) w.gamma /= 10.0;
-      f_multipliers = (-0.5 * w.gamma / slope) * mu;
-      if (violation > options.feasibility_tolerance) return std::numeric_limits<double>::infinity();
-      c = mm::certify(model, loss, w, X, f_multipliers);
-      a = mm::constrained_answer(model, w, X, model.infeasibility(X), c, options.feasibility_tolerance);
-      const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
-      return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+    // F's multipliers and penalty from the SDP's mu (above), and the constrained answer by them.
+    const auto judge = [&](const Vector& mu) {
+      return judge_multipliers(model, loss, weights, gamma_from, options.feasibility_tolerance, X, violation, mu);
     };
-    RegularizationWeights w;
-    Vector f_multipliers;
-    Certificate c;
-    mm::ConstrainedAnswer a;
-    double distance = judge(y.cwiseQuotient(scale) / kappa, w, f_multipliers, c, a);
+    Judgement chosen = judge(y.cwiseQuotient(scale) / kappa);
     // Once feasible, also the least-squares multipliers at X (the first-order estimate): near the
     // end the inner solves stop on rounding and the steps' mu drift by their noise (qap5 in clang's
     // build: dual infeasibility 1.4e-4, then 2.8e-3 ten steps on), which these do not carry.
     Vector mu_ls;
-    if (violation <= options.feasibility_tolerance && least_squares_multipliers(terms, X, AX, mu_ls)) {
-      RegularizationWeights w2;
-      Vector f2;
-      Certificate c2;
-      mm::ConstrainedAnswer a2;
-      const double d2 = judge(mu_ls, w2, f2, c2, a2);
-      if (d2 < distance) {
-        distance = d2;
-        w = w2;
-        f_multipliers = std::move(f2);
-        c = c2;
-        a = a2;
-      }
-    }
+    if (violation <= options.feasibility_tolerance && least_squares_multipliers(terms, X, AX, mu_ls))
+      if (Judgement other = judge(mu_ls); other.distance < chosen.distance) chosen = std::move(other);
+    const double distance = chosen.distance;
+    const RegularizationWeights& w = chosen.weights;
+    Vector& f_multipliers = chosen.multipliers;
+    const Certificate& c = chosen.certificate;
+    const mm::ConstrainedAnswer& a = chosen.answer;
     weights.gamma = w.gamma;
     multipliers = f_multipliers;
     if (violation <= options.feasibility_tolerance) {
