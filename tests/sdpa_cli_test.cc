@@ -155,8 +155,8 @@ TEST(SdpaCli, UnboundedModelsEndUnboundedWithExit3) {
 
 // SDPLIB 1.2's problems in tests/data/sdplib (ten of them, with their optimal values and licence
 // note in its README.md), through the program with only `type` and `file` set unless a test says
-// otherwise: what the sdpa application does with the field's test set today. Solving all ten at
-// the defaults is open work (three end certified optimal: mcp124-1, mcp250-1, theta1).
+// otherwise: what the sdpa application does with the field's test set. All ten end certified
+// optimal at the defaults (SdplibAtTheDefaultsEndsCertifiedOptimal and the mcp250-1 test).
 const fs::path kSdplib = fs::path(SDPRL_TEST_DATA_DIR) / "sdplib";
 
 Result run_sdplib(const TempDir& dir, const std::string& problem, const std::vector<std::string>& sets = {}) {
@@ -396,10 +396,11 @@ TEST(SdpaCli, SdplibMaxCutReachesItsOptimumWithAnExactPenalty) {
   EXPECT_LT(value_of(r.out, "max_violation"), 1e-6);
 }
 
-// At the defaults (only type and file) eight of SDPLIB's ten problems end certified optimal: gap,
-// dual and primal infeasibility at most 1e-6 (#27). Without the interior point control1 ended at the
-// iteration cap 1.2e-2 off and arch0 infeasible; without the spheres' polish mcp124-1 is not
-// optimal (below).
+// At the defaults (only type and file) SDPLIB's problems end certified optimal (mcp250-1 in its
+// own test below): gap, dual and primal infeasibility at most 1e-6 (#27). Without the interior point control1 ended at the
+// iteration cap 1.2e-2 off and arch0 infeasible; without its second try in long double hinf1 ends
+// `converged` 2.7e-5 off (its gap stalls at 9e-6 in double); without the spheres' polish mcp124-1
+// is not optimal (below).
 TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   TempDir dir;
   struct Case {
@@ -412,7 +413,7 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
   for (const auto& [problem, optimum, level] :
        {Case{"mcp124-1", 141.9905, 1e-6}, Case{"theta1", 23.0, 1e-6}, Case{"truss1", -8.999996, 1e-6},
         Case{"mcp500-1", 598.1485, 1e-6}, Case{"gpp124-1", -7.3431, 1e-6}, Case{"qap5", -436.0, 1e-6},
-        Case{"control1", 17.78463, 1e-6}, Case{"arch0", 0.566517, 1e-6}}) {
+        Case{"control1", 17.78463, 1e-6}, Case{"arch0", 0.566517, 1e-6}, Case{"hinf1", 2.0326, 1e-6}}) {
     const Result r = run_sdplib(dir, problem);
     ASSERT_EQ(r.code, 0) << problem << r.out << r.err;
     // tr(F_0 Z) at full precision: the constrained problem's objective is its negative (stdout
@@ -430,7 +431,7 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
     EXPECT_LT(std::abs(std::stod(constrained_field(dir.path() / problem, "relative_gap"))), level) << problem;
     EXPECT_LT(std::stod(constrained_field(dir.path() / problem, "dual_infeasibility")), level) << problem;
   }
-  for (const std::string problem : {"truss1", "theta1", "qap5", "control1", "arch0", "gpp124-1"})
+  for (const std::string problem : {"truss1", "theta1", "qap5", "control1", "arch0", "gpp124-1", "hinf1"})
     EXPECT_NE(slurp(dir.path() / problem / "summary.json").find("\"solver\": \"interior-point\""),
               std::string::npos) << problem;
   // MM without its polish stops short (the polish's test).
@@ -448,7 +449,8 @@ TEST(SdpaCli, SdplibAtTheDefaultsEndsCertifiedOptimal) {
 // optimum, feasible to 1e-8, S(y) PSD to 1e-9 (the gap, 1.3e-5, stays above `optimal`'s 1e-6).
 TEST(SdpaCli, MultipliersBeyondThePenaltysBoxArePolishedWithEveryConstraintFitted) {
   TempDir dir;
-  const Result r = run_sdplib(dir, "hinf1");
+  // (MM's path by name: the default certifies hinf1 by the interior point, SdplibAtTheDefaults.)
+  const Result r = run_sdplib(dir, "hinf1", {"solver.type=mm"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const double f = -std::stod(constrained_field(dir.path() / "hinf1", "objective"));
   std::printf("[ sdplib  ] hinf1 at the defaults: tr(F_0 Z) %.10f (SDPLIB 2.0326)\n", f);
