@@ -116,6 +116,10 @@ bool penalty_not_exact(const Summary& s) {
 
 // How far a constrained answer is from a certificate: the larger of |relative gap| and dual
 // infeasibility (infinite without a dual bound).
+// An uncertified attempt this close to a certificate (largest of |gap| and dual infeasibility) is
+// kept as the run's result should the methods after it end further away.
+constexpr double kCloseEnough = 1e-3;
+
 double certificate_distance(const ConstrainedAnswer& a) {
   const double d = std::max(std::abs(a.relative_gap), a.dual_infeasibility);
   return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
@@ -772,8 +776,15 @@ RunResult run_model(const RunRequest& request) {
         if (sdp::augmented_lagrangian_problem(model, *loss, lambda_options, weights).empty())
           firsts.push_back(SolverType::kAugmentedLagrangian);
       }
-      for (const SolverType first_type : firsts) {
-        if (lagrangian) break;
+      struct Attempt {
+        LambdaTrial trial;
+        Matrix X;
+        ConstrainedAnswer answer;
+        double gamma = 0.0;
+      };
+      std::optional<Attempt> closest;
+      for (std::size_t f = 0; f < firsts.size() && !lagrangian; ++f) {
+        const SolverType first_type = firsts[f];
         SolverOptions o = lambda_options;
         o.type = first_type;
         Matrix Y = X;
@@ -784,13 +795,13 @@ RunResult run_model(const RunRequest& request) {
         tried.summary = std::move(s);
         tried.summary.solve_time += spent_first;
         bool kept = tried.summary.status == SolverStatus::kInterrupted;
+        ConstrainedAnswer a;
         if (tried.summary.status == SolverStatus::kConverged) {
           // Feasible where its multipliers stalled: the polish with every constraint fitted (as
           // after MM's path) may certify the augmented Lagrangian's point (the interior point's has
           // Z's full rank, which the polish is not for).
           const double infeasibility = model.infeasibility(Y);
-          ConstrainedAnswer a = constrained_answer(model, w, Y, infeasibility, tried.summary.certificate,
-                                                   options.feasibility_tolerance);
+          a = constrained_answer(model, w, Y, infeasibility, tried.summary.certificate, options.feasibility_tolerance);
           if (first_type == SolverType::kAugmentedLagrangian) {
             // (polish_constraints judges the last entry of a penalty path, which this run has none of.)
             tried.penalty_path.push_back({w.gamma, tried.summary.status, tried.summary.mm_iterations, infeasibility,
@@ -807,11 +818,18 @@ RunResult run_model(const RunRequest& request) {
         } else {
           const Summary& failed = tried.summary;
           spent_first = failed.init_time + failed.solve_time;
+          // Feasible, within kCloseEnough of a certificate and closer than any attempt before:
+          // what the run ends with if the methods after it end further away and do not prove the
+          // problem unbounded (hinf1 in a build whose rounding leaves the interior point's gap at
+          // 1.1e-6: MM's path ends 2.7e-5 off).
+          if (a.primal_infeasibility <= options.feasibility_tolerance && certificate_distance(a) <= kCloseEnough &&
+              certificate_distance(a) < (closest ? certificate_distance(closest->answer) : INFINITY))
+            closest = Attempt{tried, Y, a, w.gamma};
           if (options.verbose)
             std::fprintf(stderr, "sdprl: %s ended %s, not certified; %s instead (docs/method.md section 9)\n",
                          first_type == SolverType::kInteriorPoint ? "the interior-point method" : "the augmented Lagrangian",
                          to_string(failed.status),
-                         &first_type != &firsts.back() ? "the augmented Lagrangian" : "MM's penalty path");
+                         f + 1 < firsts.size() ? "the augmented Lagrangian" : "MM's penalty path");
         }
       }
       if (!lagrangian) {
@@ -831,6 +849,21 @@ RunResult run_model(const RunRequest& request) {
         answer = constrained_answer(model, weights, X, trial.penalty_path.back().infeasibility,
                                     trial.summary.certificate, options.feasibility_tolerance);
         if (!spheres) polish_constraints(model, *loss, weights, lambda_options, X, trial, answer);
+        if (closest && !answer.optimal && trial.summary.status != SolverStatus::kUnbounded &&
+            certificate_distance(closest->answer) < certificate_distance(answer)) {
+          // An earlier attempt was closer: it stands, with the time of everything tried.
+          const double spent = trial.summary.init_time + trial.summary.solve_time;
+          trial = std::move(closest->trial);
+          trial.summary.solve_time = spent - trial.summary.init_time;
+          trial.penalty_path = {{closest->gamma, trial.summary.status, trial.summary.mm_iterations,
+                                 closest->answer.primal_infeasibility, spent}};
+          X = std::move(closest->X);
+          weights.gamma = closest->gamma;
+          answer = closest->answer;
+          if (options.verbose)
+            std::fprintf(stderr, "sdprl: the %s's result is closer to a certificate than MM's path: it stands\n",
+                         to_string(trial.summary.solver));
+        }
       }
       if (model.infeasibility && options.verbose && trial.summary.usable()) {
         // The solve's last line judges F's certificate, which a penalty model with lambda = 0
