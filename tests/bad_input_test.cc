@@ -353,7 +353,15 @@ TEST_F(BadInputTest, ReaderChosenByExtensionIsNamed) {
 // under a 300 MB address-space limit, m = 5 10^4 builds its data but not the solver's state, and
 // m = 10^5 not even its data (on this machine; the test takes either message for either size).
 TEST_F(BadInputTest, OutOfMemory) {
+// (gcc defines __SANITIZE_ADDRESS__; clang answers __has_feature.)
 #if defined(__SANITIZE_ADDRESS__)
+#define SDPRL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SDPRL_ASAN 1
+#endif
+#endif
+#ifdef SDPRL_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit this test sets";
 #endif
   for (const char* m : {"50000", "100000"}) {

@@ -19,12 +19,14 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 # Under the sanitizer build (tools/dev.sh sanitize) libsdprl carries ASan: the example's test
-# program, which links it, must then be built with the same runtime first in line.
+# program, which links it, must then be built with the same runtime first in line: the same compiler
+# (gcc's and clang's sanitizer runtimes do not mix) and the same flags.
 san=()
 if grep -q '^SDPRL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   flags="-fsanitize=address,undefined -fno-sanitize-recover=all"
-  san=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_MODULE_LINKER_FLAGS=$flags"
-       "-DCMAKE_SHARED_LINKER_FLAGS=$flags")
+  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+  san=("-DCMAKE_CXX_COMPILER=$compiler" "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags"
+       "-DCMAKE_MODULE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags")
 fi
 cmake -S "$example" -B "$work/mvu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" "${san[@]}" \
       > "$work/configure.log" || { cat "$work/configure.log"; fail "configuring the example"; }
