@@ -35,7 +35,8 @@ SDPRL_API CoordinateMatrix read_matrix_market_coordinate(const std::filesystem::
 // Reads "%%MatrixMarket matrix array real general" (column-major values).
 SDPRL_API Matrix read_matrix_market_array(const std::filesystem::path& file);
 
-// Writes X as "%%MatrixMarket matrix array real general" with 17 significant digits, atomically.
+// Writes X as "%%MatrixMarket matrix array real general", each value in the fewest digits
+// that read back as the same double, atomically.
 SDPRL_API void write_matrix_market_array(const std::filesystem::path& file, const Matrix& X,
                                          const std::string& comment = {});
 // The same text into a stream (no check of the values: see check_writable_values()).
