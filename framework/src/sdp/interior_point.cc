@@ -176,6 +176,29 @@ static Structure analyse(const SparseMatrixTerms& terms, const Eigen::SparseMatr
   return s;
 }
 
+// The analysis (made once, in double) in this precision, its blocks' matrices empty.
+// (Layout is Ipm<double>::Structure, named as a parameter: Ipm<double> is incomplete in here.)
+template <class Layout>
+static Structure convert(const Layout& from) {
+  Structure s;
+  s.scale = from.scale.template cast<Real>();
+  s.flops = static_cast<Real>(from.flops);
+  s.entries = static_cast<Real>(from.entries);
+  s.blocks.resize(from.blocks.size());
+  for (std::size_t k = 0; k < from.blocks.size(); ++k) {
+    const auto& f = from.blocks[k];
+    Block& b = s.blocks[k];
+    b.rows = f.rows;
+    b.constraints = f.constraints;
+    b.columns = f.columns;
+    b.dense = f.dense;
+    b.parts.resize(f.parts.size());
+    for (std::size_t j = 0; j < f.parts.size(); ++j)
+      for (const auto& e : f.parts[j]) b.parts[j].push_back({e.p, e.q, static_cast<Real>(e.v)});
+  }
+  return s;
+}
+
 // <Q_i, W> for every constraint, W given per block (any square matrices: both halves are read).
 template <class Get>
 static void apply_constraints(const Structure& s, Index m, Get get, Vec& out) {
@@ -291,13 +314,14 @@ static void factor(const Structure& s, Index n, Matrix& X) {
 
 // Solves from the start; t0 is the solve's start (time_limit counts from it). `first`: the
 // table's header is printed (a second try continues the same table).
-static Outcome run(const Model& model, const SolverOptions& options, const IterationCallback& callback,
-                   Clock::time_point t0, bool first, double step_growth) {
+template <class Layout>
+static Outcome run(const Model& model, const Layout& layout, const SolverOptions& options,
+                   const IterationCallback& callback, Clock::time_point t0, bool first, double step_growth) {
   Outcome out;
   const auto& terms = dynamic_cast<const SparseMatrixTerms&>(*model.terms);
   const auto* quadratic = dynamic_cast<const SymmetricSparseRegularizer*>(model.quadratic.get());
   const Index n = terms.dimension(), m = terms.size();
-  Structure s = analyse(terms, quadratic ? &quadratic->matrix() : nullptr);
+  Structure s = convert(layout);
   const Vec& scale = s.scale;
   const Vec b = terms.targets().cast<Real>().cwiseQuotient(scale);
 
@@ -527,10 +551,9 @@ static Outcome run(const Model& model, const SolverOptions& options, const Itera
 }
 };
 
-}  // namespace
-
-std::string interior_point_problem(const Model& model, const Loss& loss, const SolverOptions& options,
-                                   const RegularizationWeights& weights) {
+// interior_point_problem(), leaving the analysis in `layout` when the method applies.
+std::string problem_of(const Model& model, const Loss& loss, const SolverOptions& options,
+                       const RegularizationWeights& weights, Ipm<double>::Structure& layout) {
   if (std::string p = augmented_lagrangian_problem(model, loss, options, weights); !p.empty()) return p;
   const auto* terms = dynamic_cast<const SparseMatrixTerms*>(model.terms.get());
   if (!terms) return "the model's terms are not sparse matrices (sdprl/terms/sparse_matrix_terms.h)";
@@ -539,19 +562,29 @@ std::string interior_point_problem(const Model& model, const Loss& loss, const S
   if (terms->size() > kMaxConstraints)
     return std::to_string(terms->size()) + " constraints (an m x m Schur complement, m <= " +
            std::to_string(kMaxConstraints) + ")";
-  const auto s = Ipm<double>::analyse(*terms, a ? &a->matrix() : nullptr);
-  if (s.entries > kMaxBlockEntries)
-    return "its blocks hold " + fmt("%.3g", s.entries) + " entries densely (at most " + fmt("%.3g", kMaxBlockEntries) + ")";
-  if (s.flops > kMaxSchurFlops)
-    return "its Schur complement takes " + fmt("%.3g", s.flops) + " flops per iteration (at most " +
+  layout = Ipm<double>::analyse(*terms, a ? &a->matrix() : nullptr);
+  if (layout.entries > kMaxBlockEntries)
+    return "its blocks hold " + fmt("%.3g", layout.entries) + " entries densely (at most " +
+           fmt("%.3g", kMaxBlockEntries) + ")";
+  if (layout.flops > kMaxSchurFlops)
+    return "its Schur complement takes " + fmt("%.3g", layout.flops) + " flops per iteration (at most " +
            fmt("%.3g", kMaxSchurFlops) + ")";
   return "";
+}
+
+}  // namespace
+
+std::string interior_point_problem(const Model& model, const Loss& loss, const SolverOptions& options,
+                                   const RegularizationWeights& weights) {
+  Ipm<double>::Structure layout;
+  return problem_of(model, loss, options, weights, layout);
 }
 
 Summary solve_interior_point(const Model& model, const Loss& loss, RegularizationWeights& weights,
                              const SolverOptions& options, Matrix& X, const IterationCallback& callback) {
   const auto t0 = Clock::now();
-  if (const std::string problem = interior_point_problem(model, loss, options, weights); !problem.empty())
+  Ipm<double>::Structure layout;
+  if (const std::string problem = problem_of(model, loss, options, weights, layout); !problem.empty())
     throw Error("solver.type", "\"interior-point\" does not apply to this model: " + problem);
   Summary summary = begin_solve(model, options, SolverType::kInteriorPoint);
   const double gamma_from = weights.gamma > 0.0 ? weights.gamma : 2.0;
@@ -559,7 +592,7 @@ Summary solve_interior_point(const Model& model, const Loss& loss, Regularizatio
     return judge_multipliers(model, loss, weights, gamma_from, options.feasibility_tolerance, o.X,
                              model.infeasibility(o.X), o.mu, o.lambda_min);
   };
-  Outcome out = Ipm<double>::run(model, options, callback, t0, true, kStepGrowth);
+  Outcome out = Ipm<double>::run(model, layout, options, callback, t0, true, kStepGrowth);
   Judgement judged = judge(out);
   int iterations = out.iterations;
   double solve_time = out.solve_time;
@@ -568,11 +601,8 @@ Summary solve_interior_point(const Model& model, const Loss& loss, Regularizatio
   // worth 1e-5 of the objective at multipliers of 2.7e4), the same method in long double's 64-bit
   // mantissa, on problems small enough that its unvectorised arithmetic costs little (hinf1: gap
   // 6.6e-9 and a violation of 1e-9 in 0.03 s); the closer to a certificate stands.
-  const auto& terms = dynamic_cast<const SparseMatrixTerms&>(*model.terms);
-  const auto* quadratic = dynamic_cast<const SymmetricSparseRegularizer*>(model.quadratic.get());
-  const auto structure = Ipm<double>::analyse(terms, quadratic ? &quadratic->matrix() : nullptr);
-  double cubes = structure.flops;
-  for (const auto& blk : structure.blocks) cubes += 20.0 * std::pow(static_cast<double>(blk.size()), 3.0);
+  double cubes = layout.flops;
+  for (const auto& blk : layout.blocks) cubes += 20.0 * std::pow(static_cast<double>(blk.size()), 3.0);
   // Then, still uncertified, at the fixed step fraction 0.9: iterates kept further from the cone's
   // boundary keep the Schur complement better conditioned at the end, at a few more iterations.
   for (const double growth : {kStepGrowth, 0.0}) {
@@ -583,7 +613,7 @@ Summary solve_interior_point(const Model& model, const Loss& loss, Regularizatio
                        ? ("relative gap " + fmt("%.1e", judged.answer.relative_gap)).c_str()
                        : "no dual bound",
                    growth > 0.0 ? " + 0.09 min(steps)" : "");
-    Outcome again = Ipm<long double>::run(model, options, callback, t0, false, growth);
+    Outcome again = Ipm<long double>::run(model, layout, options, callback, t0, false, growth);
     Judgement next = judge(again);
     for (TraceRow row : again.trace) {
       row.mm_iteration += iterations + 1;
