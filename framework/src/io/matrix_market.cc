@@ -387,8 +387,9 @@ void write_matrix_market_array(std::ostream& out, const Matrix& X, const std::st
     char number[64];
     for (Index j = 0; j < X.cols(); ++j) {
       for (Index i = 0; i < X.rows(); ++i) {
-        // The shortest digits that read back as the same double, independent of the locale (and 6x
-        // cheaper than to_chars at a fixed 17 digits, which took a quarter of a small run's end).
+        // The shortest digits that read back as the same double, independent of the locale (and
+        // cheaper than to_chars at a fixed 17 digits: mcp250-1's X, 5500 values, 4.6M -> 3.7M
+        // instructions).
         auto r = std::to_chars(number, number + sizeof number, X(i, j));
         buffer.append(number, r.ptr);
         buffer.push_back('\n');
