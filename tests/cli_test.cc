@@ -3,6 +3,8 @@
 // and MatrixMarket models written into a fresh temporary directory per test; plus the two
 // acceptance runs of models/quickstart.toml (leaky-MCP and --set loss.type=l1).
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +240,41 @@ TEST_F(CliTest, PluginsRefusesAStrayArgument) {
   const Result r = run_sdprl({"plugins", "extra"}, dir());
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "sdprl: error: sdprl plugins: takes no arguments but --plugin-path DIR; got 'extra'\n");
+}
+
+// summary.json's peak memory is the process's own high-water mark: what the kernel reports to the
+// parent that waits for it (wait4's ru_maxrss, as /usr/bin/time prints it). The quickstart at
+// m = 3000 (about 340k terms) holds well over 10 MiB of state, so a figure of the program's start,
+// of its current size after freeing, or in the wrong unit fails.
+TEST_F(CliTest, PeakMemoryIsTheKernelsHighWaterMark) {
+  const fs::path out = dir() / "out";
+  const std::vector<std::string> args = {kExecutable.string(), "run", (kSourceDir / "models" / "quickstart.toml").string(),
+                                         "--quiet", "--out", out.string(), "--plugin-path", kPluginBuildDir.string(),
+                                         "--set", "model.synthetic.m=3000", "--set", "regularizer.lambda=1"};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    unsetenv("SDPRL_PLUGIN_PATH");
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const double kernel = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  const json s = json::parse(read_file(out / "summary.json"));
+  const double reported = s.at("processes").at("peak_memory_mib").get<double>();
+  EXPECT_GT(kernel, 10.0);
+  // The outputs' text is formed after the figure is taken: a little more at most.
+  EXPECT_LE(reported, kernel);
+  EXPECT_GE(reported, 0.95 * kernel) << "kernel " << kernel << " MiB";
 }
 
 TEST_F(CliTest, IterationTableGoesToStderrUnlessQuiet) {

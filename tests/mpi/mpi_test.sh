@@ -40,6 +40,8 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 P, split = int(sys.argv[3]), sys.argv[4] == "1"
 assert b["processes"]["count"] == P, b["processes"]
 assert a["processes"]["count"] == 1 and a["processes"]["received_bytes"] == 0, a["processes"]
+# Each summary carries the largest peak memory of its processes, in MiB (a model's state is MiBs).
+assert all(x["processes"]["peak_memory_mib"] > 1 for x in (a, b)), (a["processes"], b["processes"])
 SKIP = ("time", "processes", "output")
 def strip(x):
     if isinstance(x, dict):

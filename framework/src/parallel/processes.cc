@@ -1,7 +1,10 @@
 // The processes of one run (parallel/processes.h): Boost.MPI over Open MPI when the build found it.
 #include "parallel/processes.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -152,5 +155,11 @@ void abort_all(int code) {
 }
 
 Traffic traffic() { return state().traffic; }
+
+double peak_memory_mib() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return std::nan("");
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
 
 }  // namespace sdprl::processes

@@ -87,6 +87,10 @@ SDPRL_API double largest(double value);
 // waiting in an exchange). Returns only without a group.
 SDPRL_API void abort_all(int code);
 
+// This process's peak resident memory so far, in MiB (the kernel's high-water mark, getrusage's
+// ru_maxrss: what `/usr/bin/time -f %M` prints for it).
+SDPRL_API double peak_memory_mib();
+
 // What this process has exchanged so far (tools/bench/mpi_report).
 struct Traffic {
   std::uint64_t bytes = 0;     // received from other processes

@@ -271,8 +271,9 @@ nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : 
 
 // `constrained`: the chosen result's answer to the constrained problem (models with
 // Model::infeasibility only).
+// `peak_memory_mib`: the largest peak resident memory of the run's processes.
 nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss,
-                            const ConstrainedAnswer& constrained) {
+                            const ConstrainedAnswer& constrained, double peak_memory_mib) {
   const Summary& s = r.summary;
   nlohmann::json j;
   j["status"] = to_string(s.status);
@@ -348,7 +349,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
   j["processes"] = {{"count", processes::count()},
                     {"exchanges", traffic.exchanges},
                     {"received_bytes", traffic.bytes},
-                    {"exchange_seconds", traffic.seconds}};
+                    {"exchange_seconds", traffic.seconds},
+                    {"peak_memory_mib", number(peak_memory_mib)}};
   nlohmann::json metrics = nlohmann::json::object();
   for (const Metric& m : s.metrics) metrics[m.name] = number(m.value);
   j["metrics"] = metrics;
@@ -969,6 +971,9 @@ RunResult run_model(const RunRequest& request) {
     result.summary.message = "interrupted before the end of the lambda grid";
   }
 
+  // Every process's peak memory so far, the largest of them (collective: before the writer leaves
+  // the others). What the outputs add after it is their text, small next to the run's state.
+  const double peak_memory_mib = processes::largest(processes::peak_memory_mib());
   if (!writer) return result;
   // Outputs: all written before any replaces its predecessor (a failure leaves the previous run's
   // set whole), then renamed with the summary last, so that its presence means the run is complete.
@@ -981,7 +986,7 @@ RunResult run_model(const RunRequest& request) {
     outputs.push_back({out_dir / "X.mtx", [&](std::ostream& os) { io::write_matrix_market_array(os, result.X, comment.str()); }});
   }
   outputs.push_back({out_dir / "trace.csv", [&](std::ostream& os) { write_trace(os, result); }});
-  const std::string json = summary_json(result, req, model, *loss, constrained).dump(2) + "\n";
+  const std::string json = summary_json(result, req, model, *loss, constrained, peak_memory_mib).dump(2) + "\n";
   outputs.push_back({out_dir / "summary.json", [&](std::ostream& os) { os << json; }});
   io::write_atomically_together(outputs);
   // The outputs hold the result now; only an interrupted run keeps its checkpoint (to --resume).
