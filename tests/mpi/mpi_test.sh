@@ -60,6 +60,9 @@ if P > 1:
     per_step = b["processes"]["received_bytes"] / steps
     print("P = %d: %.0f bytes received per MM step, n r = %d doubles (%d bytes)" % (P, per_step, n * r, 8 * n * r))
     assert per_step <= 8 * n * r and (per_step > 0) == split, per_step
+    # A run that split nothing says so (every process computed it whole).
+    assert ("whole solve" in b["processes"].get("note", "")) == (not split), b["processes"]
+assert "note" not in a["processes"], a["processes"]
 EOF
 }
 

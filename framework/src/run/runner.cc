@@ -271,6 +271,16 @@ nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : 
 
 // `constrained`: the chosen result's answer to the constrained problem (models with
 // Model::infeasibility only).
+// Under several processes, a run whose steps exchanged no rows computed every part of its solve
+// on every process (docs/method.md section 11 lists what is split): said, so that a user who
+// expected a speed-up learns why there is none. Empty otherwise.
+std::string whole_on_every_process() {
+  if (!processes::distributed() || processes::traffic().bytes > 0) return "";
+  return "each of the " + std::to_string(processes::count()) +
+         " processes computed the whole solve: nothing of this model's path is split across processes "
+         "(only the row-split Xt-step of entry and distance terms is; docs/method.md section 11)";
+}
+
 // `peak_memory_mib`: the largest peak resident memory of the run's processes.
 nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss,
                             const ConstrainedAnswer& constrained, double peak_memory_mib) {
@@ -351,6 +361,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                     {"received_bytes", traffic.bytes},
                     {"exchange_seconds", traffic.seconds},
                     {"peak_memory_mib", number(peak_memory_mib)}};
+  if (const std::string note = whole_on_every_process(); !note.empty()) j["processes"]["note"] = note;
   nlohmann::json metrics = nlohmann::json::object();
   for (const Metric& m : s.metrics) metrics[m.name] = number(m.value);
   j["metrics"] = metrics;
@@ -975,6 +986,8 @@ RunResult run_model(const RunRequest& request) {
   // the others). What the outputs add after it is their text, small next to the run's state.
   const double peak_memory_mib = processes::largest(processes::peak_memory_mib());
   if (!writer) return result;
+  if (const std::string note = whole_on_every_process(); !note.empty() && !req.quiet)
+    std::fprintf(stderr, "sdprl: note: %s\n", note.c_str());
   // Outputs: all written before any replaces its predecessor (a failure leaves the previous run's
   // set whole), then renamed with the summary last, so that its presence means the run is complete.
   std::vector<io::FileToWrite> outputs;
