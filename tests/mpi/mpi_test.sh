@@ -74,6 +74,11 @@ case $case in
     run "$work/default1" 1 "$q"
     run "$work/default2" 2 "$q"
     same "$work/default1" "$work/default2" 2 0
+    # Under a wrapper (mpirun starts env, env starts sdprl) the processes run alone unless
+    # SDPRL_MPI=1 says they are the group's: then as sdprl started by mpirun itself.
+    SDPRL_MPI=1 "$mpiexec" -x SDPRL_MPI -np 2 env "$sdprl" run "$q" --out "$work/wrapped2" --quiet \
+      > "$work/wrapped2.out" 2>&1 || fail "SDPRL_MPI=1 under a wrapper: $(cat "$work/wrapped2.out")"
+    same "$work/default1" "$work/wrapped2" 2 0
     # Row-split: the distributed pass.
     rs="--set solver.admm.xt_step=row-split"
     run "$work/p1" 1 "$q" $rs

@@ -45,8 +45,12 @@ State& state() {
 // by hand does not initialise MPI at all (Open MPI's singleton start forks a daemon, which costs
 // time and may fail as root or without a network), nor does a group of one.
 bool launched(const char* program) {
-  if (const char* off = std::getenv("SDPRL_MPI"); off && std::string(off) == "0") return false;
+  const char* choice = std::getenv("SDPRL_MPI");
+  if (choice && std::string(choice) == "0") return false;
   if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    // SDPRL_MPI=1: joins although mpirun started another program that started this one (a
+    // wrapper such as /usr/bin/time or valgrind).
+    if (choice && std::string(choice) == "1") return std::atoi(size) > 1;
     const char* command = std::getenv("OMPI_COMMAND");
     const std::string me = program ? std::filesystem::path(program).filename().string() : "";
     return std::atoi(size) > 1 && (!command || std::filesystem::path(command).filename().string() == me);
@@ -94,6 +98,22 @@ Group::~Group() {
   State& s = state();
   s.world.reset();
   s.environment.reset();  // MPI_Finalize
+#endif
+}
+
+std::string unjoined_launcher() {
+#ifdef SDPRL_HAVE_MPI
+  if (distributed()) return "";
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* command = std::getenv("OMPI_COMMAND");
+  if (!size || std::atoi(size) <= 1 || !command) return "";
+  if (const char* choice = std::getenv("SDPRL_MPI"); choice && std::string(choice) == "0") return "";
+  return "this process runs alone although mpirun started " + std::string(size) + " processes: mpirun started '" +
+         std::filesystem::path(command).filename().string() +
+         "', not sdprl, and a program started by another one runs alone unless SDPRL_MPI=1 is set: "
+         "mpirun -x SDPRL_MPI=1 ...";
+#else
+  return "";
 #endif
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sdprl/export.h"
@@ -32,6 +33,11 @@ class SDPRL_API Group {
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
 };
+
+// When this process was started under mpirun (several processes) but did not join their group,
+// because mpirun started another program that started it (OMPI_COMMAND names that one): what to
+// tell the user. Empty otherwise.
+SDPRL_API std::string unjoined_launcher();
 
 // This process's number, 0 .. count() - 1, and the number of processes (1 without a group).
 SDPRL_API int rank();

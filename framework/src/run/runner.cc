@@ -1021,7 +1021,9 @@ OutputLock::OutputLock(const std::filesystem::path& directory) : file_(directory
     fd_ = -1;
     throw Error(directory.string(),
                 err == EWOULDBLOCK ? "another sdprl run" + (got > 0 ? " (process " + std::string(pid, static_cast<std::size_t>(got)) + ")" : std::string()) +
-                                         " is writing into this output directory; wait for it, or give another --out"
+                                         " is writing into this output directory; wait for it, or give another --out" +
+                                         (processes::unjoined_launcher().empty() ? std::string()
+                                                                                 : " (" + processes::unjoined_launcher() + ")")
                                    : std::string("cannot lock .sdprl.lock: ") + std::strerror(err));
   }
   const std::string me = std::to_string(static_cast<long>(::getpid()));
