@@ -269,8 +269,6 @@ void solve_penalty_path(const Model& model, const SolverOptions& options, bool a
 
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
-// `constrained`: the chosen result's answer to the constrained problem (models with
-// Model::infeasibility only).
 // Under several processes, a run whose steps exchanged no rows computed every part of its solve
 // on every process (docs/method.md section 11 lists what is split): said, so that a user who
 // expected a speed-up learns why there is none. Empty otherwise.
@@ -281,7 +279,9 @@ std::string whole_on_every_process() {
          "(only the row-split Xt-step of entry and distance terms is; docs/method.md section 11)";
 }
 
-// `peak_memory_mib`: the largest peak resident memory of the run's processes.
+// `constrained`: the chosen result's answer to the constrained problem (models with
+// Model::infeasibility only). `peak_memory_mib`: the largest peak resident memory of the run's
+// processes.
 nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Model& model, const Loss& loss,
                             const ConstrainedAnswer& constrained, double peak_memory_mib) {
   const Summary& s = r.summary;
@@ -1019,11 +1019,11 @@ OutputLock::OutputLock(const std::filesystem::path& directory) : file_(directory
     const ssize_t got = ::pread(fd_, pid, sizeof pid - 1, 0);
     ::close(fd_);
     fd_ = -1;
+    const std::string alone = processes::unjoined_launcher();  // why a second process of one job is here
     throw Error(directory.string(),
                 err == EWOULDBLOCK ? "another sdprl run" + (got > 0 ? " (process " + std::string(pid, static_cast<std::size_t>(got)) + ")" : std::string()) +
                                          " is writing into this output directory; wait for it, or give another --out" +
-                                         (processes::unjoined_launcher().empty() ? std::string()
-                                                                                 : " (" + processes::unjoined_launcher() + ")")
+                                         (alone.empty() ? std::string() : " (" + alone + ")")
                                    : std::string("cannot lock .sdprl.lock: ") + std::strerror(err));
   }
   const std::string me = std::to_string(static_cast<long>(::getpid()));
