@@ -4,14 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/LU>
 #include <Eigen/SVD>
 
+#include "linalg/cholesky.h"
 #include "linalg/minres.h"
 #include "mm/certificate.h"
+#include "sdprl/terms/distance_terms.h"
+#include "sdprl/terms/entry_terms.h"
 #include "terms/term_subset.h"
 
 namespace sdprl::mm {
@@ -41,6 +46,13 @@ constexpr double kSignSlack = 1e-12;
 // rejected polish ran 40257 products of 2484 counted visits, 33480 by entries, in 5 s.)
 constexpr double kTermVisits = 5e8;
 constexpr long kMinProducts = 200;
+// Refinements of a direct solve (DirectKkt) against the exact products at most (each must halve the
+// residual), and the relative residual at which its step is taken (Newton's steps need not be
+// exact).
+constexpr int kRefinements = 20;
+constexpr double kDirectAccepted = 1e-4;
+// The relative change of the KKT residual below which an exact step made no progress.
+constexpr double kStall = 1e-3;
 // Guesses of E, at most.
 constexpr int kRounds = 8;
 
@@ -92,6 +104,134 @@ class Kkt {
   const std::unique_ptr<const ConstraintSet> fitted_terms_;
   mutable Matrix a_scratch_;
   mutable Vector plus_, minus_, full_;
+};
+
+// The Newton system of pair terms (entry, distance) solved directly, where n and |E| are small
+// (docs/method.md section 7.6). MINRES needs 20000-37000 products a step on sdpa_compare's n = 100
+// at rank 60 (|E| = 3191): near a KKT point S(y) + delta I is delta on range X, and the Schur
+// complement on y_E is the fitted terms' Gram matrix in that space over delta, which MINRES does
+// not resolve unpreconditioned and its diagonal does not precondition. For these families the Schur
+// complement has a closed form. With W = (S(y) + delta I)^{-1} (n x n) and G = X X^T, a term
+// (i, j) has sym(Q) X = (e_i x_j^T + e_j x_i^T) / 2 (entry) or a d^T with a = e_i - e_j,
+// d = x_i - x_j (distance), so for terms s = (k, l) and t = (i, j)
+//   entry:     <sym(Q_s) X, W sym(Q_t) X> = (W_ki G_lj + W_kj G_li + W_li G_kj + W_lj G_ki) / 4,
+//   distance:  <sym(Q_s) X, W sym(Q_t) X> = (a_s^T W a_t)(a_s^T G a_t),
+// |E|^2 lookups instead of |E| products. The step is then
+//   (B W B^T + delta I) dy = B W f - g,   dX = W (f - B^T dy)
+// for the right-hand side (f, g), refined against the exact products (Kkt) to the MINRES tolerance.
+class DirectKkt {
+ public:
+  // Null where the family is not a pair family or the sizes exceed the limits below.
+  static const PairTerms* applies(const ConstraintSet& terms, Index n, Index k) {
+    const auto* pairs = dynamic_cast<const PairTerms*>(&terms);
+    if (!pairs || !(dynamic_cast<const EntryTerms*>(pairs) || dynamic_cast<const DistanceTerms*>(pairs))) return nullptr;
+    if (n > kDirectRows || k > kDirectFitted || k == 0) return nullptr;
+    return pairs;
+  }
+  // The solve's work in KKT products (the budget's unit): k^3 / 3 for the Cholesky factor, about
+  // 10 n^3 for S's eigendecomposition, against about 12 r flops per term visit of a product.
+  static long products(Index n, Index r, Index k, double visits_per_product) {
+    const double kd = static_cast<double>(k), nd = static_cast<double>(n);
+    const double flops = kd * kd * kd / 3.0 + 8.0 * kd * kd + 10.0 * nd * nd * nd;
+    return 1 + static_cast<long>(flops / (3.0 * static_cast<double>(r) * visits_per_product));
+  }
+
+  DirectKkt(const PairTerms& pairs, const std::vector<Index>& fitted)
+      : distance_(dynamic_cast<const DistanceTerms*>(&pairs) != nullptr) {
+    i_.reserve(fitted.size());
+    j_.reserve(fitted.size());
+    for (const Index h : fitted) {
+      i_.push_back(pairs.rows()[static_cast<std::size_t>(h)]);
+      j_.push_back(pairs.cols()[static_cast<std::size_t>(h)]);
+    }
+  }
+
+  // Factors the system at (X, y, delta); false where S(y) + delta I or the Schur complement is
+  // singular to working precision (the caller then uses MINRES).
+  // Factors the system at (X, y, delta), first raising delta to -2 lambda_min(S(y)) where S(y) is
+  // indefinite (the multipliers of MM's last step leave lambda_min -3e-5 at sdpa_compare's n = 100:
+  // S + delta I then has a negative eigenvalue, the Schur complement no Cholesky factor, and the
+  // pivoted LU took 1.4-1.6 s against 0.5 s). False where S(y) + delta I or the Schur complement is
+  // singular to working precision (the caller then uses MINRES).
+  bool factor(const Kkt& kkt, const Vector& y, const Matrix& X, double& delta) {
+    factored_ = false;
+    const Index n = X.rows();
+    Matrix S;
+    kkt.apply_s(y, Matrix::Identity(n, n), S);
+    const Eigen::SelfAdjointEigenSolver<Matrix> eig((0.5 * (S + S.transpose())).eval());
+    if (eig.info() != Eigen::Success) return false;
+    delta = std::max(delta, -2.0 * eig.eigenvalues()[0]);
+    Vector inv = eig.eigenvalues().array() + delta;
+    const double scale = inv.cwiseAbs().maxCoeff();
+    if (!(inv.cwiseAbs().minCoeff() > 1e-14 * scale)) return false;
+    inv = inv.cwiseInverse();
+    W_ = eig.eigenvectors() * inv.asDiagonal() * eig.eigenvectors().transpose();
+    X_ = X;
+    G_ = X * X.transpose();
+    // B W B^T is PSD where S(y) + delta I is (delta above makes it so); otherwise the pivoted LU.
+    schur(delta, factor_);
+    use_lu_ = !linalg::cholesky_in_place(factor_);
+    if (use_lu_) {
+      schur(delta, factor_);
+      factor_.triangularView<Eigen::StrictlyUpper>() = factor_.transpose();
+      lu_.compute(factor_);
+      factor_.resize(0, 0);
+      if (!(lu_.rcond() > 1e-15)) return false;
+    }
+    factored_ = true;
+    return true;
+  }
+
+  // M = B W B^T + delta I, its lower triangle.
+  void schur(double delta, Matrix& M) const {
+    const Index k = static_cast<Index>(i_.size());
+    M.resize(k, k);
+#pragma omp parallel for schedule(dynamic, 64)
+    for (Index s = 0; s < k; ++s) {
+      const Index a = i_[static_cast<std::size_t>(s)], b = j_[static_cast<std::size_t>(s)];
+      for (Index t = 0; t <= s; ++t) {
+        const Index c = i_[static_cast<std::size_t>(t)], d = j_[static_cast<std::size_t>(t)];
+        M(s, t) = distance_ ? (W_(a, c) - W_(a, d) - W_(b, c) + W_(b, d)) * (G_(a, c) - G_(a, d) - G_(b, c) + G_(b, d))
+                            : 0.25 * (W_(a, c) * G_(b, d) + W_(a, d) * G_(b, c) + W_(b, c) * G_(a, d) +
+                                      W_(b, d) * G_(a, c));
+      }
+    }
+    M.diagonal().array() += delta;
+  }
+
+  bool factored() const { return factored_; }
+  void forget() { factored_ = false; }
+
+  // x = K^{-1} b for b = (vec f, g), K the system where it was factored.
+  void solve(const Kkt& kkt, const Vector& b, Vector& x) const {
+    const Index n = X_.rows(), r = X_.cols(), size_x = n * r, k = static_cast<Index>(i_.size());
+    const Matrix u = W_ * Eigen::Map<const Matrix>(b.data(), n, r);
+    Vector h;
+    kkt.apply_b(X_, u, h);
+    h -= b.tail(k);
+    Vector dy;
+    if (use_lu_) dy = lu_.solve(h);
+    else linalg::cholesky_solve(factor_, h, dy);
+    Matrix Bt;
+    kkt.apply_bt(X_, dy, Bt);
+    x.resize(size_x + k);
+    Eigen::Map<Matrix>(x.data(), n, r) = u - W_ * Bt;
+    x.tail(k) = dy;
+  }
+
+ private:
+  // n at most (W and G are n x n, S's eigendecomposition about 9 n^3 flops: 1e10, a few tenths of
+  // a second, at 1000) and |E| at most (the Schur complement is |E|^2 doubles, 200 MB at 5000, and
+  // its factor |E|^3 / 3 flops, 4e10).
+  static constexpr Index kDirectRows = 1000;
+  static constexpr Index kDirectFitted = 5000;
+  bool distance_;
+  std::vector<Index> i_, j_;
+  Matrix W_, X_, G_;  // (S(y) + delta I)^{-1}, X and X X^T where factored
+  bool factored_ = false;
+  Matrix factor_;  // the Schur complement's Cholesky factor (lower triangle)
+  Eigen::PartialPivLU<Matrix> lu_;
+  bool use_lu_ = false;
 };
 
 struct Residuals {
@@ -243,7 +383,8 @@ namespace {
 // fit_all: every term in E for good, its multiplier unboxed, and the result not judged on F
 // (polish_constraints()).
 Polished polish_impl(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X0,
-                     const Vector& multipliers, double objective, long admm_iterations, bool fit_all) {
+                     const Vector& multipliers, double objective, long admm_iterations, bool fit_all,
+                     bool direct_only) {
   Polished out;
   PolishReport& report = out.report;
   report.tried = true;
@@ -347,18 +488,81 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
       kkt.apply_b(X, D, BD);
       o.tail(k) = BD - delta * v.tail(k);
     };
+    // The direct solve (DirectKkt) where it applies and fits the budget, refined against the exact
+    // products. A factor serves the round's later steps too (near the KKT point X and y move by
+    // 1e-6 a step, and the refinement makes up the difference at k^2 flops a pass instead of a
+    // k^3 / 3 factor); it is renewed where its refinement stalls. False (MINRES then) where no
+    // factor can be had or none reduces the residual.
+    std::optional<DirectKkt> direct;
+    if (const PairTerms* pairs = DirectKkt::applies(terms, n, k)) direct.emplace(*pairs, fitted);
+    if (!direct && direct_only) {
+      report.note = "no direct solve for this guess";
+      break;
+    }
+    const long direct_cost = DirectKkt::products(n, r, k, 4.0 * entries + static_cast<double>(size_x));
+    Vector Kd, correction;
+    const auto direct_step = [&]() {
+      if (!direct) return false;
+      const double target = kMinresTolerance * b.norm();
+      for (bool fresh = false; !fresh;) {
+        fresh = !direct->factored();
+        if (fresh) {
+          if (report.products + direct_cost > budget || !direct->factor(kkt, y, X, delta)) return false;
+          report.products += direct_cost;
+          ++report.factorizations;
+        }
+        d.setZero(size_x + k);
+        double residual = b.norm();
+        for (int refinement = 0; refinement < kRefinements && residual > target; ++refinement) {
+          direct->solve(kkt, refinement == 0 ? b : Kd, correction);
+          d += correction;
+          apply(d, Kd);
+          report.products += 2;  // the solve's and the product's
+          Kd = b - Kd;
+          const double previous = residual;
+          residual = Kd.norm();
+          if (residual > 0.5 * previous) break;
+        }
+        if (residual <= kDirectAccepted * b.norm()) return true;
+        if (fresh) return false;
+        direct->forget();  // stale: factor again here
+      }
+      return false;
+    };
+    int stalls = 0;
     for (int step = 1, best_step = 0; step <= kNewtonSteps && best.norm > floor && step - best_step <= kPatience &&
                                       report.products < budget;
          ++step) {
       delta = now.norm;
       Eigen::Map<Matrix>(b.data(), n, r) = -now.SX;
       for (Index q = 0; q < k; ++q) b[size_x + q] = -0.5 * now.r[fitted[q]];
-      solve(apply, b, d, size_x + k);
+      const bool exact = direct_step();
+      if (!exact && direct_only) break;
+      if (!exact) solve(apply, b, d, size_x + k);
+      const double before = now.norm;
       X += Eigen::Map<const Matrix>(d.data(), n, r);
       for (Index q = 0; q < k; ++q) y[fitted[q]] += d[size_x + q];
       residuals(X, y, now);
+      // An exactly solved step that leaves the residual where it was: the guess has no KKT
+      // point near (sdpa_compare's n = 100 at rank 60 fits two terms that the optimum cannot, at
+      // 1.417e-7 for good, their multipliers twice their box); its correction is what helps.
+      stalls = exact && std::abs(now.norm - before) <= kStall * before ? stalls + 1 : 0;
       ++report.newton_steps;
       if (!std::isfinite(now.norm)) break;
+      // MM's early attempts (direct_only) give up at the first step that raises the residual: from
+      // where the run is not yet close, Newton first climbed for 3-4 steps and 2-4 s
+      // (sdpa_compare's n = 100, rank 60, MM step 512: 2.5e-4 -> 2.6e-3 -> 6e-5 in 8 steps), and
+      // a later attempt, closer, costs less than those steps.
+      if (direct_only && now.norm > before) break;
+      if (stalls > 0) {
+        // The stalled step's multipliers, not the best's: they move along the direction that the
+        // inconsistent terms leave free (by |dy| = 1 a step at n = 100), out of their box, which
+        // is what the correction below reads.
+        best_X = X;
+        best_y = y;
+        best = now;
+        break;
+      }
       if (now.norm < best.norm) {
         best_X = X;
         best_y = y;
@@ -369,7 +573,6 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     X = std::move(best_X);
     y = std::move(best_y);
     now = std::move(best);
-
     // What this KKT point says of the l1 penalty: the terms it leaves on the box (not fitted) or
     // prices beyond it (PolishReport::boxed; read by the sdpa models' penalty path).
     report.kkt_solved = now.norm <= kKktSolved * std::max(1.0, std::abs(objective) / (sigma * sigma));
@@ -377,9 +580,28 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     for (Index h = 0; h < m; ++h)
       if (!in_e[h] || std::abs(y[h]) > w * (1.0 + kBoxSlack)) ++report.boxed;
 
-    // Correct the guess where the KKT point contradicts it.
+    // Correct the guess where the KKT point contradicts it. Where the guess has no KKT point (the
+    // round ended unsolved) only its largest contradiction is corrected: at sdpa_compare's n = 100,
+    // rank 60, two fitted terms cannot both be fitted and their multipliers leave the box on
+    // opposite sides (-1.3 and 1.5 w); dropping the second alone reaches the optimum's KKT point
+    // (certified, relative gap 4e-13), dropping both a point from which Newton diverged.
+    Index worst = -1;
+    if (!report.kkt_solved) {
+      double excess = 0.0;
+      for (Index h = 0; h < m && !fit_all; ++h) {
+        const double e = in_e[h] ? std::abs(y[h]) / w - 1.0 - kBoxSlack
+                                 : (y[h] * now.r[h] < 0.0 ? std::abs(now.r[h]) / std::max(1.0, std::abs(targets[h])) -
+                                                                kSignSlack
+                                                          : 0.0);
+        if (e > excess) {
+          excess = e;
+          worst = h;
+        }
+      }
+    }
     bool changed = false;
     for (Index h = 0; h < m && !fit_all; ++h) {
+      if (worst >= 0 && h != worst) continue;
       if (in_e[h] && std::abs(y[h]) > w * (1.0 + kBoxSlack)) {
         in_e[h] = 0;  // a multiplier outside its box: the term gains by leaving its fit, on y's side
         y[h] = y[h] > 0.0 ? w : -w;
@@ -414,14 +636,21 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
 }
 }  // namespace
 
+bool polish_is_direct(const Model& model, Index n, const Vector& multipliers) {
+  Index fitted = 0;
+  for (Index h = 0; h < multipliers.size(); ++h)
+    if (std::abs(multipliers[h]) < 1.0 - kInsideBox) ++fitted;
+  return DirectKkt::applies(*model.terms, n, fitted) != nullptr;
+}
+
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
-                const Vector& multipliers, double objective, long admm_iterations) {
-  return polish_impl(model, w, weights, X, multipliers, objective, admm_iterations, false);
+                const Vector& multipliers, double objective, long admm_iterations, bool direct_only) {
+  return polish_impl(model, w, weights, X, multipliers, objective, admm_iterations, false, direct_only);
 }
 
 Polished polish_constraints(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
                             double objective, long admm_iterations) {
-  return polish_impl(model, w, weights, X, Vector::Zero(model.terms->size()), objective, admm_iterations, true);
+  return polish_impl(model, w, weights, X, Vector::Zero(model.terms->size()), objective, admm_iterations, true, false);
 }
 
 }  // namespace sdprl::mm

@@ -36,8 +36,13 @@ struct Polished {
 
 // w: the l1 loss's slope phi'(0) (the loss is w |r|). multipliers: y_tau / w of the run's exact
 // surrogate (length m). objective: F(X). admm_iterations: the run's, which set the work budget.
+// direct_only: Newton steps solved by the direct factorisation alone (pair terms, small n and
+// |E|), none by MINRES: the cheap attempt that MM makes during a run (mm/mm_loop.cc).
 Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
-                const Vector& multipliers, double objective, long admm_iterations);
+                const Vector& multipliers, double objective, long admm_iterations, bool direct_only = false);
+
+// True when the polish's first guess (the multipliers inside their box) has the direct solve.
+bool polish_is_direct(const Model& model, Index n, const Vector& multipliers);
 
 // The polish of a model whose terms are constraints (sdpa; docs/method.md section 9): every term
 // fitted and its multiplier free of the l1 penalty's box, so that the KKT point sought is the SDP's

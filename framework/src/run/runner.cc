@@ -339,6 +339,8 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                  {"rounds", p.rounds},
                  {"newton_steps", p.newton_steps},
                  {"products", p.products},
+                 {"factorizations", p.factorizations},
+                 {"attempts", p.attempts},
                  {"fitted_terms", p.fitted},
                  {"kkt_solved", p.kkt_solved},
                  {"boxed_terms", p.boxed},
