@@ -407,7 +407,9 @@ TEST(Certificate, SyntheticL1CompletionCertifiedWithAutomaticRank) {
 // only after about 1280 MM steps, with the relative gap at 0.2 long before. Unsettled checks every
 // 256 MM steps climb when the gap is above 1e-2: 2 -> 34 -> 53 -> 58 by MM step 768 (SDPA's Z has
 // rank 60); waiting for the settle, the run was still at rank 34 there.
-TEST(Certificate, StaircaseClimbsBeforeARankSettlesWhereTheGapIsLarge) {
+// tools/bench/sdpa_compare's n = 100 instance (the quickstart's synthetic completion, m = 100) and
+// the script's tight settings at the given rank.
+Model sdpa_compare_instance() {
   mc::SyntheticSpec spec;
   spec.m = 100;
   const mc::SyntheticInstance inst = mc::generate(spec);
@@ -415,14 +417,23 @@ TEST(Certificate, StaircaseClimbsBeforeARankSettlesWhereTheGapIsLarge) {
   model.terms = std::make_shared<EntryTerms>(
       spec.m, inst.observed.rows, inst.observed.cols,
       Eigen::Map<const Vector>(inst.observed.values.data(), static_cast<Index>(inst.observed.values.size())));
+  return model;
+}
+SolverOptions sdpa_compare_options(Index rank, int max_mm_iterations) {
   SolverOptions o;
-  o.rank = kAutoRank;
+  o.rank = rank;
   o.verbose = false;
   o.init = InitKind::kSpectral;
   o.relative_tolerance = 1e-10;
   o.consecutive = 5;
   o.admm.min_tolerance = 1e-12;
-  o.max_mm_iterations = 800;
+  o.max_mm_iterations = max_mm_iterations;
+  return o;
+}
+
+TEST(Certificate, StaircaseClimbsBeforeARankSettlesWhereTheGapIsLarge) {
+  const Model model = sdpa_compare_instance();
+  const SolverOptions o = sdpa_compare_options(kAutoRank, 800);
   Matrix X;
   const Summary s = solve(model, *load_loss("l1"), {1.0, 0.0}, o, X);
   ASSERT_TRUE(s.usable()) << s.message;
@@ -441,21 +452,8 @@ TEST(Certificate, StaircaseClimbsBeforeARankSettlesWhereTheGapIsLarge) {
 // guess corrected by its largest contradiction, MM's own early polish certifies it: the lower bound
 // is within 1e-6 of F, and F is the optimum's (SDPA's: 2644.80398, tools/bench/sdpa_compare).
 TEST(Polish, DirectSolvesCertifyTheRankSixtyInstance) {
-  mc::SyntheticSpec spec;
-  spec.m = 100;
-  const mc::SyntheticInstance inst = mc::generate(spec);
-  Model model;
-  model.terms = std::make_shared<EntryTerms>(
-      spec.m, inst.observed.rows, inst.observed.cols,
-      Eigen::Map<const Vector>(inst.observed.values.data(), static_cast<Index>(inst.observed.values.size())));
-  SolverOptions o;
-  o.rank = 60;
-  o.verbose = false;
-  o.init = InitKind::kSpectral;
-  o.relative_tolerance = 1e-10;
-  o.consecutive = 5;
-  o.admm.min_tolerance = 1e-12;
-  o.max_mm_iterations = 20000;
+  const Model model = sdpa_compare_instance();
+  const SolverOptions o = sdpa_compare_options(60, 20000);
   Matrix X;
   const Summary s = solve(model, *load_loss("l1"), {1.0, 0.0}, o, X);
   ASSERT_TRUE(s.usable()) << s.message;
