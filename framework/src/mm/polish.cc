@@ -146,8 +146,6 @@ class DirectKkt {
     }
   }
 
-  // Factors the system at (X, y, delta); false where S(y) + delta I or the Schur complement is
-  // singular to working precision (the caller then uses MINRES).
   // Factors the system at (X, y, delta), first raising delta to -2 lambda_min(S(y)) where S(y) is
   // indefinite (the multipliers of MM's last step leave lambda_min -3e-5 at sdpa_compare's n = 100:
   // S + delta I then has a negative eigenvalue, the Schur complement no Cholesky factor, and the
@@ -585,32 +583,31 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     // rank 60, two fitted terms cannot both be fitted and their multipliers leave the box on
     // opposite sides (-1.3 and 1.5 w); dropping the second alone reaches the optimum's KKT point
     // (certified, relative gap 4e-13), dropping both a point from which Newton diverged.
+    //
+    // How far term h's KKT point contradicts the guess, relative to its scale (positive exactly
+    // where it does).
+    const auto contradiction = [&](Index h) {
+      if (in_e[h]) return (std::abs(y[h]) - w * (1.0 + kBoxSlack)) / w;
+      const double scale = std::max(1.0, std::abs(targets[h]));
+      return y[h] * now.r[h] < 0.0 ? (std::abs(now.r[h]) - kSignSlack * scale) / scale : 0.0;
+    };
     Index worst = -1;
-    if (!report.kkt_solved) {
-      double excess = 0.0;
-      for (Index h = 0; h < m && !fit_all; ++h) {
-        const double e = in_e[h] ? std::abs(y[h]) / w - 1.0 - kBoxSlack
-                                 : (y[h] * now.r[h] < 0.0 ? std::abs(now.r[h]) / std::max(1.0, std::abs(targets[h])) -
-                                                                kSignSlack
-                                                          : 0.0);
-        if (e > excess) {
-          excess = e;
-          worst = h;
-        }
+    double largest = 0.0;
+    for (Index h = 0; h < m && !fit_all && !report.kkt_solved; ++h)
+      if (const double c = contradiction(h); c > largest) {
+        largest = c;
+        worst = h;
       }
-    }
     bool changed = false;
     for (Index h = 0; h < m && !fit_all; ++h) {
-      if (worst >= 0 && h != worst) continue;
-      if (in_e[h] && std::abs(y[h]) > w * (1.0 + kBoxSlack)) {
+      if ((worst >= 0 && h != worst) || !(contradiction(h) > 0.0)) continue;
+      if (in_e[h]) {
         in_e[h] = 0;  // a multiplier outside its box: the term gains by leaving its fit, on y's side
         y[h] = y[h] > 0.0 ? w : -w;
-        changed = true;
-      } else if (!in_e[h] && y[h] * now.r[h] < 0.0 &&
-                 std::abs(now.r[h]) > kSignSlack * std::max(1.0, std::abs(targets[h]))) {
+      } else {
         in_e[h] = 1;  // a residual that changed sign: the term is fitted (y starts at its old sign)
-        changed = true;
       }
+      changed = true;
     }
     if (!changed) break;
   }
