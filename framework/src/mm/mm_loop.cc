@@ -1109,13 +1109,24 @@ class MmLoop {
       report.note = bounded ? "its certified gap is no smaller" : "its lambda_min(S) is no larger";
       return;
     }
-    report.kept = true;
+    adopt_polished(p, polished, c.seconds);  // (the polished point's certificate is the polish's work)
+  }
+
+  // The run's result becomes the polished point p, certified by `polished`: X, F as MM evaluates
+  // it everywhere (objective(): chunked sums, not the polish's own sum, which differs in the last
+  // bits: 1 ulp at n = 100 in a clang build), the polish's report (kept) and the certificate.
+  void adopt_polished(Polished& p, const Certificate& polished, double seconds) {
+    p.report.kept = true;
+    summary_.polish = p.report;
     X_ = std::move(p.X);
-    const double seconds = c.seconds;
-    c = polished;
-    c.seconds = seconds;  // (the polished point's certificate is the polish's work)
-    summary_.final_objective = objective(model_, loss_, surrogate_->weights_used(), X_);  // as finish_early()
-    // F(X) - min H <= F(X) - min F <= the certified gap (H majorises F).
+    summary_.final_objective = objective(model_, loss_, surrogate_->weights_used(), X_);
+    adopt_certificate(polished, seconds);
+  }
+  // Summary::certificate = c, and the stationarity it implies: F(X) - min H <= F(X) - min F <= the
+  // certified gap (H majorises F).
+  void adopt_certificate(const Certificate& c, double seconds) {
+    summary_.certificate = c;
+    summary_.certificate.seconds = seconds;
     summary_.stationarity = std::max(0.0, c.gap) / surrogate_->objective_magnitude();
     summary_.stationarity_lower = 0.0;
   }
@@ -1146,33 +1157,20 @@ class MmLoop {
     const Certificate c = certify(model_, loss_, rw, X_, multipliers);
     double seconds = seconds_since(t0);  // the certificates' own time, as certify_result() reports it
     if (!c.computed || !std::isfinite(c.lower_bound) || !(c.relative_gap <= kPolishGap)) return false;
-    const int attempts = summary_.polish.attempts + 1;
-    Certificate polished;
-    Polished p;
     if (c.relative_gap > options_.stationarity_tolerance) {
-      p = polish(model_, loss_.derivative(0.0), rw, X_, multipliers, c.value, summary_.admm_iterations, true);
-      summary_.polish.attempts = attempts;
+      Polished p = polish(model_, loss_.derivative(0.0), rw, X_, multipliers, c.value, summary_.admm_iterations, true);
+      p.report.attempts = ++summary_.polish.attempts;
       if (!p.improved) return false;
       t0 = Clock::now();
-      polished = certify(model_, loss_, rw, p.X, p.multipliers);
+      const Certificate polished = certify(model_, loss_, rw, p.X, p.multipliers);
       seconds += seconds_since(t0);
       if (!polished.computed || !(polished.relative_gap <= options_.stationarity_tolerance)) return false;
-      p.report.kept = true;
-      p.report.attempts = attempts;
-      summary_.polish = p.report;
-      X_ = std::move(p.X);
-      // F as MM evaluates it everywhere (objective(): chunked sums), not the polish's own sum,
-      // which differs in the last bits (a clang build: 1 ulp at n = 100).
-      summary_.final_objective = objective(model_, loss_, rw, X_);
+      adopt_polished(p, polished, seconds);
     } else {
-      polished = c;
       summary_.polish.note = "certified without it";
+      adopt_certificate(c, seconds);
     }
-    polished.seconds = seconds;
-    polished.optimal = true;
-    summary_.certificate = polished;
-    summary_.stationarity = std::max(0.0, polished.gap) / surrogate_->objective_magnitude();
-    summary_.stationarity_lower = 0.0;
+    summary_.certificate.optimal = true;
     summary_.status = SolverStatus::kConverged;
     certified_early_ = true;
     return true;

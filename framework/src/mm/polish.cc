@@ -30,8 +30,13 @@ constexpr int kPatience = 8;
 // A KKT residual at rounding level (relative to F), where a round ends.
 constexpr double kKktFloor = 1e-13;
 // A KKT residual this small (relative to F) solves the guess well enough for its multipliers to say
-// which side of the box they are on (PolishReport::boxed).
+// which side of the box they are on (PolishReport::boxed). Below it a direct step (DirectKkt) that
+// does not cut the residual tenfold ends the round: there the residual is at rounding level, and
+// further steps (each a fresh factor, since delta = the residual makes the system near singular)
+// rose and fell between 1e-13 and 1e-8 (sdpa_compare's n = 100: 7 of 35 steps). Not MINRES's
+// inexact steps, which gain less per step and still reach rounding level (SDPLIB's hinf1).
 constexpr double kKktSolved = 1e-8;
+constexpr double kSolvedProgress = 0.1;
 constexpr double kMinresTolerance = 1e-10;
 // The guess's slack: a multiplier this far (relative) outside its box, a residual this far
 // (relative to max(1, |t|)) on the wrong side of 0, contradict it.
@@ -46,6 +51,12 @@ constexpr double kSignSlack = 1e-12;
 // rejected polish ran 40257 products of 2484 counted visits, 33480 by entries, in 5 s.)
 constexpr double kTermVisits = 5e8;
 constexpr long kMinProducts = 200;
+// The floor where the first guess has the direct solve (DirectKkt): its steps are exact, so the
+// budget buys Newton steps rather than MINRES iterations that may never converge. From the end of
+// sdpa_compare's n = 100 at the defaults (rank "auto", 3191 fitted terms, relative gap 3e-2) the
+// polish reaches the optimum's KKT point in 4 guesses and 28 steps, 66000 products (about 10 s on
+// a 2-core machine; the MM run took 9 s), where kTermVisits (20325 products) stopped it 1e-6 short.
+constexpr double kDirectTermVisits = 2e9;
 // Refinements of a direct solve (DirectKkt) against the exact products at most (each must halve the
 // residual), and the relative residual at which its step is taken (Newton's steps need not be
 // exact).
@@ -396,8 +407,6 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
   // A term costs its entries (detail::term_entries: gpp124-1's all-ones constraint is 7750 of its
   // 7874, one term of 125).
   const double entries = detail::term_entries(terms);
-  const double visits = std::max(kTermVisits, 4.0 * entries * static_cast<double>(admm_iterations));
-  const long budget = std::max<long>(kMinProducts, static_cast<long>(visits / (4.0 * entries + size_x)));
   Vector values;
   terms.evaluate(X0, values);
   const Vector res = values - terms.targets();
@@ -411,6 +420,10 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     in_e[h] = fit_all || std::abs(u) < 1.0 - kInsideBox;
     y[h] = in_e[h] ? w * u : w * (res[h] != 0.0 ? (res[h] > 0.0 ? 1.0 : -1.0) : (u >= 0.0 ? 1.0 : -1.0));
   }
+  const Index first_fitted = static_cast<Index>(std::count(in_e.begin(), in_e.end(), char{1}));
+  const double least = DirectKkt::applies(terms, n, first_fitted) ? kDirectTermVisits : kTermVisits;
+  const double visits = std::max(least, 4.0 * entries * static_cast<double>(admm_iterations));
+  const long budget = std::max<long>(kMinProducts, static_cast<long>(visits / (4.0 * entries + size_x)));
 
   // Newton runs on X / sigma, sigma = |X|: F(sigma X) is sigma^2 times the same problem with the
   // targets t / sigma^2 and the same multipliers, so every block of the KKT system is of order 1
@@ -473,6 +486,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     Matrix best_X = X, D, SD, BtE;
     Vector best_y = y, b(size_x + k), d, BD;
     Residuals best = now;
+    const double solved = kKktSolved * std::max(1.0, std::abs(objective) / (sigma * sigma));
     double delta = 0.0;
     // [S(y) + delta I, B^T; B, -delta I]: Levenberg-Marquardt's regularisation, delta = the KKT
     // residual, keeps the system nonsingular where the solutions are not isolated (rotations of X,
@@ -552,6 +566,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
       // (sdpa_compare's n = 100, rank 60, MM step 512: 2.5e-4 -> 2.6e-3 -> 6e-5 in 8 steps), and
       // a later attempt, closer, costs less than those steps.
       if (direct_only && now.norm > before) break;
+      if (exact && best.norm <= solved && !(now.norm <= kSolvedProgress * before)) break;  // (best is kept)
       if (stalls > 0) {
         // The stalled step's multipliers, not the best's: they move along the direction that the
         // inconsistent terms leave free (by |dy| = 1 a step at n = 100), out of their box, which
@@ -573,7 +588,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     now = std::move(best);
     // What this KKT point says of the l1 penalty: the terms it leaves on the box (not fitted) or
     // prices beyond it (PolishReport::boxed; read by the sdpa models' penalty path).
-    report.kkt_solved = now.norm <= kKktSolved * std::max(1.0, std::abs(objective) / (sigma * sigma));
+    report.kkt_solved = now.norm <= solved;
     report.boxed = 0;
     for (Index h = 0; h < m; ++h)
       if (!in_e[h] || std::abs(y[h]) > w * (1.0 + kBoxSlack)) ++report.boxed;
