@@ -43,7 +43,14 @@ constexpr double kStairTolerance = 1e-5;
 // MM steps at least between two stairs: a stair taken sooner finds the last one's directions
 // again, before MM has grown its columns (rank 8 -> 25 in five stairs ten MM steps apart on
 // tests/sdpa_global_test's rank-3 instance; with the wait, 3 -> 10 -> 13 -> 14, F certified).
-constexpr int kStairSteps = 256;
+// sdpa_compare's n = 100 (tight settings) climbs 2 -> 34 -> 54 -> 59 -> 60 with 128 and ends
+// certified at MM step 896 (3.5 s), with 256 at step 2304 (7.8 s); with 32 its rank swung between
+// 75 and 91 for ten stairs. The quickstart's l1 runs at m = 1000 and 2000 (rank 2 -> 5) end
+// certified after 155 and 171 MM steps instead of 281 and 300.
+constexpr int kStairSteps = 128;
+// The early finish's first attempt this many MM steps after the last stair (finish_due()): an
+// attempt costs a factorisation or more, and those made sooner (128) failed more often.
+constexpr int kFinishSteps = 256;
 // The share of sum lambda_j^2 over S(y)'s negative eigenvalues that a stair's new columns hold.
 constexpr double kStairEnergy = 0.99;
 // X's singular values below this share of the largest are dropped at a stair.
@@ -898,16 +905,27 @@ class MmLoop {
     } else {
       D.setZero();
     }
-    // A fall within the stationarity tolerance is noise in y, not a missing rank.
-    if (!(step_s > 0.0) || !(fall > options_.stationarity_tolerance * surrogate_->objective_magnitude())) return false;
+    // The columns of X + s D that carry almost nothing are dropped (X's singular values below
+    // kStairTrim of the largest; Z changes by their squares): above the optimum's rank MM leaves
+    // them slowly, and the stair would otherwise keep them beside its new ones.
+    const Index keep = step_s > 0.0 ? kept_columns(X_ + step_s * D) : r;
+    // A fall within the stationarity tolerance is noise in y, not a missing rank; not where the
+    // certified gap is above kUnsettledGap and the stair raises the rank: there the rank is
+    // missing whatever the fall (the objective() test below still asks F to fall). At the defaults
+    // sdpa_compare's n = 100 settled at rank 59 (the optimum's: 60) with a relative gap of 0.12,
+    // its predicted fall 0.002 below the tolerance's 0.0026, and ended there uncertified; taking
+    // the stair, it ends certified. A stair that raises nothing (the trimmed columns as many as
+    // the new ones) is no stair: with stairs 128 MM steps apart they came at every check on
+    // tests/sdpa_global_test's rank-3 instance (13 -> 13, ten times), where MM alone certifies.
+    const bool raises = keep + p > r;
+    const double noise = c.relative_gap > kUnsettledGap && raises
+                             ? 0.0
+                             : options_.stationarity_tolerance * surrogate_->objective_magnitude();
+    if (!(step_s > 0.0) || !(fall > noise) || !raises) return false;
     // The model is first order in s (D D^T's part is not in it): the best F over s / 2^j,
     // j = 0..30. (The first s that lowered F left the new columns so small that the next stair
     // found the same directions again: rank 8 -> 25 in five stairs ten MM steps apart on
     // tests/sdpa_global_test's rank-3 instance.)
-    // The columns of X + s D that carry almost nothing are dropped (X's singular values below
-    // kStairTrim of the largest; Z changes by their squares): above the optimum's rank MM leaves
-    // them slowly, and the stair would otherwise keep them beside its new ones.
-    const Index keep = kept_columns(X_ + step_s * D);
     Matrix raised(n, keep + p), trial(n, keep + p);
     double f_raised = loop_.f;
     for (int halving = 0; halving <= 30; ++halving, step_s *= 0.5) {
@@ -1131,7 +1149,7 @@ class MmLoop {
     summary_.stationarity_lower = 0.0;
   }
 
-  // The early finish: kStairSteps, 2 kStairSteps, 4 kStairSteps, ... MM steps after the last
+  // The early finish: kFinishSteps, 2 kFinishSteps, 4 kFinishSteps, ... MM steps after the last
   // stair (after the start at a fixed rank), a convex run whose polish has the direct solve
   // (mm/polish.h) tries it, and ends certified when the polished point is. After its last stair
   // sdpa_compare's n = 100 (lambda = 1, tight tolerances, rank "auto") ran to its 20000-step cap
@@ -1143,8 +1161,8 @@ class MmLoop {
   bool finish_due(int k) const {
     if (!options_.polish || !exact_ || model_.constraint || !linear_loss(loss_)) return false;
     const int since = steps_on_stair(k);
-    if (since < kStairSteps || since % kStairSteps != 0) return false;
-    const int multiple = since / kStairSteps;
+    if (since < kFinishSteps || since % kFinishSteps != 0) return false;
+    const int multiple = since / kFinishSteps;
     return (multiple & (multiple - 1)) == 0;
   }
   bool finish_early() {
