@@ -53,10 +53,11 @@ constexpr double kTermVisits = 5e8;
 constexpr long kMinProducts = 200;
 // The floor where the first guess has the direct solve (DirectKkt): its steps are exact, so the
 // budget buys Newton steps rather than MINRES iterations that may never converge. From the end of
-// sdpa_compare's n = 100 at the defaults (rank "auto", 3191 fitted terms, relative gap 3e-2) the
-// polish reaches the optimum's KKT point in 4 guesses and 28 steps, 66000 products (about 10 s on
-// a 2-core machine; the MM run took 9 s), where kTermVisits (20325 products) stopped it 1e-6 short.
-constexpr double kDirectTermVisits = 2e9;
+// sdpa_compare's n = 100 at the defaults (rank "auto", 3191 fitted terms, relative gap 8.7e-2) the
+// polish reaches the optimum's KKT point in 4 guesses and 38 steps, 75960 products (about 11 s on
+// a 2-core machine, 35 factorisations), where kTermVisits (20325 products) stopped it short; 4e9
+// visits are 162600 products there, twice what it needs.
+constexpr double kDirectTermVisits = 4e9;
 // Refinements of a direct solve (DirectKkt) against the exact products at most (each must halve the
 // residual), and the relative residual at which its step is taken (Newton's steps need not be
 // exact).
