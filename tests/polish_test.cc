@@ -444,6 +444,19 @@ TEST(Certificate, StaircaseClimbsBeforeARankSettlesWhereTheGapIsLarge) {
   for (const RankRaise& step : s.rank_raises) EXPECT_LT(step.objective, step.objective_before);
 }
 
+// A run of sdpa_compare_instance() that ends certified by a kept polish: a relative gap of at most
+// 1e-6, a lower bound below F, and F within `relative` of the optimum (SDPA's: 2644.80398,
+// tools/bench/sdpa_compare).
+void expect_polished_to_the_optimum(const Summary& s, double relative) {
+  ASSERT_TRUE(s.usable()) << s.message;
+  ASSERT_TRUE(s.certificate.computed);
+  EXPECT_TRUE(s.certificate.optimal) << s.certificate.brief();
+  EXPECT_LE(s.certificate.relative_gap, 1e-6);
+  EXPECT_LE(s.certificate.lower_bound, s.final_objective);
+  EXPECT_NEAR(s.final_objective, 2644.80398, relative * 2644.8);
+  EXPECT_TRUE(s.polish.kept) << s.polish.note;
+}
+
 // tools/bench/sdpa_compare's n = 100 instance (lambda = 1, its tight tolerances) at rank 60, SDPA's:
 // the optimum fits 3191 of the 4575 terms exactly, and MM's run, which stopped at MM step 1942 with
 // a certified relative gap of 6.5e-5, found no certificate in its polish (MINRES's KKT solves took
@@ -456,13 +469,7 @@ TEST(Polish, DirectSolvesCertifyTheRankSixtyInstance) {
   const SolverOptions o = sdpa_compare_options(60, 20000);
   Matrix X;
   const Summary s = solve(model, *load_loss("l1"), {1.0, 0.0}, o, X);
-  ASSERT_TRUE(s.usable()) << s.message;
-  ASSERT_TRUE(s.certificate.computed);
-  EXPECT_TRUE(s.certificate.optimal) << s.certificate.brief();
-  EXPECT_LE(s.certificate.relative_gap, 1e-6);
-  EXPECT_LE(s.certificate.lower_bound, s.final_objective);
-  EXPECT_NEAR(s.final_objective, 2644.80398, 1e-4 * 2644.8);
-  EXPECT_TRUE(s.polish.kept) << s.polish.note;
+  expect_polished_to_the_optimum(s, 1e-4);
   EXPECT_GT(s.polish.factorizations, 0);
   EXPECT_LT(s.mm_iterations, 1942);  // where MM alone stopped
   EXPECT_EQ(objective(model, *load_loss("l1"), {1.0, 0.0}, X), s.final_objective);
@@ -482,13 +489,7 @@ TEST(Polish, DirectBudgetCertifiesTheDefaultAutomaticRankRun) {
   o.verbose = false;
   Matrix X;
   const Summary s = solve(model, *load_loss("l1"), {1.0, 0.0}, o, X);
-  ASSERT_TRUE(s.usable()) << s.message;
-  ASSERT_TRUE(s.certificate.computed);
-  EXPECT_TRUE(s.certificate.optimal) << s.certificate.brief();
-  EXPECT_LE(s.certificate.relative_gap, 1e-6);
-  EXPECT_LE(s.certificate.lower_bound, s.final_objective);
-  EXPECT_NEAR(s.final_objective, 2644.80398, 1e-7 * 2644.8);
-  EXPECT_TRUE(s.polish.kept) << s.polish.note;
+  expect_polished_to_the_optimum(s, 1e-7);
   EXPECT_GT(s.polish.products, 20325);  // beyond the MINRES polishes' budget
 }
 
