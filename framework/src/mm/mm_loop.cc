@@ -43,10 +43,11 @@ constexpr double kStairTolerance = 1e-5;
 // MM steps at least between two stairs: a stair taken sooner finds the last one's directions
 // again, before MM has grown its columns (rank 8 -> 25 in five stairs ten MM steps apart on
 // tests/sdpa_global_test's rank-3 instance; with the wait, 3 -> 10 -> 13 -> 14, F certified).
-// sdpa_compare's n = 100 (tight settings) climbs 2 -> 34 -> 54 -> 59 -> 60 with 128 and ends
-// certified at MM step 896 (3.5 s), with 256 at step 2304 (7.8 s); with 32 its rank swung between
-// 75 and 91 for ten stairs. The quickstart's l1 runs at m = 1000 and 2000 (rank 2 -> 5) end
-// certified after 155 and 171 MM steps instead of 281 and 300.
+// sdpa_compare's n = 100 (tight settings) climbs 2 -> 34 -> 54 -> 59 -> 62 by MM step 512 with
+// 128 and ends certified at MM step 768, with 256 at 1280 and 2304 (the time is then the polish's
+// factorisations); with 32 its rank swung between 75 and 91 for ten stairs. The quickstart's l1
+// runs at m = 1000 and 2000 (rank 2 -> 5) end certified after 155 and 171 MM steps instead of 281
+// and 300 (0.8x the time).
 constexpr int kStairSteps = 128;
 // The early finish's first attempt this many MM steps after the last stair (finish_due()): an
 // attempt costs a factorisation or more, and those made sooner (128) failed more often.
