@@ -471,6 +471,9 @@ TEST(Polish, DirectSolvesCertifyTheRankSixtyInstance) {
   const Summary s = solve(model, *load_loss("l1"), {1.0, 0.0}, o, X);
   expect_polished_to_the_optimum(s, 1e-4);
   EXPECT_GT(s.polish.factorizations, 0);
+  // Its first step, at a residual of 2e-5, on a single-precision factor (linalg/cholesky.h).
+  EXPECT_GT(s.polish.single_factorizations, 0);
+  EXPECT_LT(s.polish.single_factorizations, s.polish.factorizations);
   EXPECT_LT(s.mm_iterations, 1942);  // where MM alone stopped
   EXPECT_EQ(objective(model, *load_loss("l1"), {1.0, 0.0}, X), s.final_objective);
 }
@@ -494,7 +497,7 @@ TEST(Polish, DirectBudgetCertifiesTheDefaultAutomaticRankRun) {
 }
 
 // The blocked Cholesky factor (linalg/cholesky.h) is Eigen's LLT to rounding, the same bits for 1
-// and 2 threads, solves, and refuses an indefinite matrix.
+// and 2 threads, solves, and refuses an indefinite matrix; in double and in single precision.
 TEST(Cholesky, BlockedFactorIsLltAndThreadIndependent) {
   std::mt19937_64 rng(7);
   std::normal_distribution<double> normal;
@@ -520,6 +523,31 @@ TEST(Cholesky, BlockedFactorIsLltAndThreadIndependent) {
   Matrix indefinite = A;
   indefinite(300, 300) = -1.0;
   EXPECT_FALSE(linalg::cholesky_in_place(indefinite));
+
+  // In single precision: the same bits for 1 and 2 threads, LLT's factor to single rounding
+  // (A's condition number is about 4e3), and a solve that refinement in double takes to 1e-12.
+  linalg::MatrixF F1 = A.cast<float>(), F2 = F1;
+  set_threads(1);
+  ASSERT_TRUE(linalg::cholesky_in_place(F1));
+  set_threads(2);
+  ASSERT_TRUE(linalg::cholesky_in_place(F2));
+  set_threads(0);
+  const linalg::MatrixF single1 = F1.triangularView<Eigen::Lower>(), single2 = F2.triangularView<Eigen::Lower>();
+  EXPECT_EQ((single1 - single2).cwiseAbs().maxCoeff(), 0.0f);
+  const double single_error = (single1.cast<double>() - lower1).norm() / lower1.norm();
+  EXPECT_LE(single_error, 1e-5);
+  EXPECT_GE(single_error, 1e-9);  // single, not double, precision
+  linalg::cholesky_solve(F1, b, x);
+  const double first = (A * x - b).norm() / b.norm();
+  EXPECT_LE(first, 1e-2);
+  Vector correction;
+  for (int pass = 0; pass < 6; ++pass) {
+    linalg::cholesky_solve(F1, Vector(b - A * x), correction);
+    x += correction;
+  }
+  EXPECT_LE((A * x - b).norm(), 1e-12 * b.norm());
+  linalg::MatrixF indefinite_single = indefinite.cast<float>();
+  EXPECT_FALSE(linalg::cholesky_in_place(indefinite_single));
 }
 
 }  // namespace

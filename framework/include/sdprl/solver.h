@@ -282,6 +282,7 @@ struct PolishReport {
   int attempts = 0;      // polishes run: MM's early ones (direct solves only, docs/method.md
                          // section 7.6) and the end's; the figures here are the last one's
   int factorizations = 0;  // of the KKT system, for Newton steps solved directly (pair terms, small n and |E|)
+  int single_factorizations = 0;  // of those, in single precision (far from the KKT point)
   Index fitted = 0;      // terms fitted exactly at its point
   // The last guess's KKT point: solved (its residual within 1e-8 of F's scale), and how many terms
   // it leaves with a multiplier on or outside the box |y| = w (not fitted, or fitted at a price above

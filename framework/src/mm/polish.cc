@@ -67,6 +67,12 @@ constexpr double kDirectTermVisits = 4e9;
 // exact).
 constexpr int kRefinements = 20;
 constexpr double kDirectAccepted = 1e-4;
+// The smallest delta (relative to F's scale) at which the direct solve factors in single precision
+// (DirectKkt::factor). The Schur complement's small eigenvalues are of order delta against its
+// largest, so the single factor's error grows as delta falls: at sdpa_compare's n = 100 every one
+// at delta >= 1.2e-5 refined to the step's accuracy (11 of 11), and below 3e-6 3 of 4 did not
+// (a failure costs a single factor, about half a double one).
+constexpr double kSingleDelta = 1e-5;
 // The relative change of the KKT residual below which an exact step made no progress.
 constexpr double kStall = 1e-3;
 // Guesses of E, at most.
@@ -167,8 +173,13 @@ class DirectKkt {
   // S + delta I then has a negative eigenvalue, the Schur complement no Cholesky factor, and the
   // pivoted LU took 1.4-1.6 s against 0.5 s). False where S(y) + delta I or the Schur complement is
   // singular to working precision (the caller then uses MINRES).
-  bool factor(const Kkt& kkt, const Vector& y, const Matrix& X, double& delta) {
+  //
+  // single: the Schur complement factored in single precision, twice as fast (linalg/cholesky.h);
+  // the refinement against the exact products makes up its error where the complement's condition
+  // number is well below 1 / eps_single (false where its factor is not positive definite).
+  bool factor(const Kkt& kkt, const Vector& y, const Matrix& X, double& delta, bool single) {
     factored_ = false;
+    single_ = single;
     const Index n = X.rows();
     Matrix S;
     kkt.apply_s(y, Matrix::Identity(n, n), S);
@@ -183,6 +194,13 @@ class DirectKkt {
     X_ = X;
     G_ = X * X.transpose();
     // B W B^T is PSD where S(y) + delta I is (delta above makes it so); otherwise the pivoted LU.
+    if (single) {
+      factor_.resize(0, 0);
+      schur(delta, factor_single_);
+      factored_ = linalg::cholesky_in_place(factor_single_);
+      return factored_;
+    }
+    factor_single_.resize(0, 0);
     schur(delta, factor_);
     use_lu_ = !linalg::cholesky_in_place(factor_);
     if (use_lu_) {
@@ -197,7 +215,9 @@ class DirectKkt {
   }
 
   // M = B W B^T + delta I, its lower triangle.
-  void schur(double delta, Matrix& M) const {
+  template <class M_>
+  void schur(double delta, M_& M) const {
+    using Scalar = typename M_::Scalar;
     const Index k = static_cast<Index>(i_.size());
     M.resize(k, k);
 #pragma omp parallel for schedule(dynamic, 64)
@@ -205,15 +225,16 @@ class DirectKkt {
       const Index a = i_[static_cast<std::size_t>(s)], b = j_[static_cast<std::size_t>(s)];
       for (Index t = 0; t <= s; ++t) {
         const Index c = i_[static_cast<std::size_t>(t)], d = j_[static_cast<std::size_t>(t)];
-        M(s, t) = distance_ ? (W_(a, c) - W_(a, d) - W_(b, c) + W_(b, d)) * (G_(a, c) - G_(a, d) - G_(b, c) + G_(b, d))
-                            : 0.25 * (W_(a, c) * G_(b, d) + W_(a, d) * G_(b, c) + W_(b, c) * G_(a, d) +
-                                      W_(b, d) * G_(a, c));
+        const double v =
+            distance_ ? (W_(a, c) - W_(a, d) - W_(b, c) + W_(b, d)) * (G_(a, c) - G_(a, d) - G_(b, c) + G_(b, d))
+                      : 0.25 * (W_(a, c) * G_(b, d) + W_(a, d) * G_(b, c) + W_(b, c) * G_(a, d) + W_(b, d) * G_(a, c));
+        M(s, t) = static_cast<Scalar>(t == s ? v + delta : v);
       }
     }
-    M.diagonal().array() += delta;
   }
 
   bool factored() const { return factored_; }
+  bool single() const { return single_; }
   void forget() { factored_ = false; }
 
   // x = K^{-1} b for b = (vec f, g), K the system where it was factored.
@@ -224,7 +245,8 @@ class DirectKkt {
     kkt.apply_b(X_, u, h);
     h -= b.tail(k);
     Vector dy;
-    if (use_lu_) dy = lu_.solve(h);
+    if (single_) linalg::cholesky_solve(factor_single_, h, dy);
+    else if (use_lu_) dy = lu_.solve(h);
     else linalg::cholesky_solve(factor_, h, dy);
     Matrix Bt;
     kkt.apply_bt(X_, dy, Bt);
@@ -243,7 +265,9 @@ class DirectKkt {
   std::vector<Index> i_, j_;
   Matrix W_, X_, G_;  // (S(y) + delta I)^{-1}, X and X X^T where factored
   bool factored_ = false;
+  bool single_ = false;
   Matrix factor_;  // the Schur complement's Cholesky factor (lower triangle)
+  linalg::MatrixF factor_single_;  // the same in single precision
   Eigen::PartialPivLU<Matrix> lu_;
   bool use_lu_ = false;
 };
@@ -442,7 +466,8 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
   Matrix X = X0 / sigma;
   // The KKT residuals' scale, and the levels below (kKktFloor, kKktSolved, kDirectEnough) in it.
   const double scale = std::max(1.0, std::abs(objective) / (sigma * sigma));
-  const double floor = kKktFloor * scale, solved = kKktSolved * scale, enough = kDirectEnough * scale;
+  const double floor = kKktFloor * scale, solved = kKktSolved * scale, enough = kDirectEnough * scale,
+               single_delta = kSingleDelta * scale;
   Residuals now;
   for (int round = 0; round < kRounds && report.products < budget; ++round) {
     ++report.rounds;
@@ -519,15 +544,22 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     }
     const long direct_cost = DirectKkt::products(n, r, k, 4.0 * entries + static_cast<double>(size_x));
     Vector Kd, correction;
+    // Factors in single precision while delta (the residual) is at least kSingleDelta of F's
+    // scale, and until one fails its refinement.
+    bool single = true;
     const auto direct_step = [&]() {
       if (!direct) return false;
       const double target = kMinresTolerance * b.norm();
       for (bool fresh = false; !fresh;) {
         fresh = !direct->factored();
         if (fresh) {
-          if (report.products + direct_cost > budget || !direct->factor(kkt, y, X, delta)) return false;
+          if (report.products + direct_cost > budget) return false;
+          const bool factored = (single && delta >= single_delta && direct->factor(kkt, y, X, delta, true)) ||
+                                (single = false, direct->factor(kkt, y, X, delta, false));
+          if (!factored) return false;
           report.products += direct_cost;
           ++report.factorizations;
+          if (direct->single()) ++report.single_factorizations;
         }
         d.setZero(size_x + k);
         double residual = b.norm();
@@ -542,7 +574,12 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
           if (residual > 0.5 * previous) break;
         }
         if (residual <= kDirectAccepted * b.norm()) return true;
-        if (fresh) return false;
+        if (fresh && direct->single()) {
+          single = false;  // the single factor's error is beyond the refinement's reach: double from here
+          fresh = false;
+        } else if (fresh) {
+          return false;
+        }
         direct->forget();  // stale: factor again here
       }
       return false;

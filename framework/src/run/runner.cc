@@ -340,6 +340,7 @@ nlohmann::json summary_json(const RunResult& r, const RunRequest& req, const Mod
                  {"newton_steps", p.newton_steps},
                  {"products", p.products},
                  {"factorizations", p.factorizations},
+                 {"single_factorizations", p.single_factorizations},
                  {"attempts", p.attempts},
                  {"fitted_terms", p.fitted},
                  {"kkt_solved", p.kkt_solved},
