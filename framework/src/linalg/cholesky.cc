@@ -11,7 +11,7 @@ namespace {
 constexpr Index kBlock = 128;
 
 template <class M>
-bool factor_in_place(M& A) {
+bool factor_in_place(Eigen::Ref<M> A) {
   const Index k = A.rows();
   for (Index j = 0; j < k; j += kBlock) {
     const Index b = std::min(kBlock, k - j), rest = k - j - b;
@@ -44,15 +44,15 @@ bool factor_in_place(M& A) {
 }
 }  // namespace
 
-bool cholesky_in_place(Matrix& A) { return factor_in_place(A); }
-bool cholesky_in_place(MatrixF& A) { return factor_in_place(A); }
+bool cholesky_in_place(Eigen::Ref<Matrix> A) { return factor_in_place<Matrix>(A); }
+bool cholesky_in_place(Eigen::Ref<MatrixF> A) { return factor_in_place<MatrixF>(A); }
 
-void cholesky_solve(const Matrix& L, const Vector& b, Vector& x) {
+void cholesky_solve(const Eigen::Ref<const Matrix>& L, const Vector& b, Vector& x) {
   x = L.triangularView<Eigen::Lower>().solve(b);
   L.triangularView<Eigen::Lower>().transpose().solveInPlace(x);
 }
 
-void cholesky_solve(const MatrixF& L, const Vector& b, Vector& x) {
+void cholesky_solve(const Eigen::Ref<const MatrixF>& L, const Vector& b, Vector& x) {
   Eigen::VectorXf xf = L.triangularView<Eigen::Lower>().solve(b.cast<float>());
   L.triangularView<Eigen::Lower>().transpose().solveInPlace(xf);
   x = xf.cast<double>();

@@ -18,12 +18,12 @@ using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 
 // A = L L^T in place (L in the lower triangle; the strict upper triangle is not read or written).
 // False when A is not positive definite to working precision.
-SDPRL_API bool cholesky_in_place(Matrix& A);
-SDPRL_API bool cholesky_in_place(MatrixF& A);
+SDPRL_API bool cholesky_in_place(Eigen::Ref<Matrix> A);
+SDPRL_API bool cholesky_in_place(Eigen::Ref<MatrixF> A);
 
 // x = (L L^T)^{-1} b with the factor of cholesky_in_place() (for a single-precision factor, b is
 // rounded to it and x is its solution widened).
-SDPRL_API void cholesky_solve(const Matrix& L, const Vector& b, Vector& x);
-SDPRL_API void cholesky_solve(const MatrixF& L, const Vector& b, Vector& x);
+SDPRL_API void cholesky_solve(const Eigen::Ref<const Matrix>& L, const Vector& b, Vector& x);
+SDPRL_API void cholesky_solve(const Eigen::Ref<const MatrixF>& L, const Vector& b, Vector& x);
 
 }  // namespace sdprl::linalg

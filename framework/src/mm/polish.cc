@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +129,31 @@ class Kkt {
   mutable Vector plus_, minus_, full_;
 };
 
+// One buffer for the Schur complement below in either precision, kept across factorisations and
+// guesses: a fresh 81 MB matrix at each factorisation had the kernel zero its pages every time (7%
+// of sdpa_compare's n = 100 run).
+class SchurStorage {
+ public:
+  template <class Scalar>
+  Eigen::Map<Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> matrix(Index k) {
+    const std::size_t bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(k) * sizeof(Scalar);
+    if (bytes > capacity_) {
+      bytes_.reset();  // (the old buffer freed first: the peak is one buffer)
+      bytes_.reset(new unsigned char[bytes + kAlign]);
+      capacity_ = bytes;
+    }
+    void* start = bytes_.get();
+    std::size_t space = capacity_ + kAlign;
+    std::align(kAlign, bytes, start, space);
+    return {static_cast<Scalar*>(start), k, k};
+  }
+
+ private:
+  static constexpr std::size_t kAlign = 64;
+  std::unique_ptr<unsigned char[]> bytes_;
+  std::size_t capacity_ = 0;
+};
+
 // The Newton system of pair terms (entry, distance) solved directly, where n and |E| are small
 // (docs/method.md section 7.6). MINRES needs 20000-37000 products a step on sdpa_compare's n = 100
 // at rank 60 (|E| = 3191): near a KKT point S(y) + delta I is delta on range X, and the Schur
@@ -158,8 +184,8 @@ class DirectKkt {
     return 1 + static_cast<long>(flops / (3.0 * static_cast<double>(r) * visits_per_product));
   }
 
-  DirectKkt(const PairTerms& pairs, const std::vector<Index>& fitted)
-      : distance_(dynamic_cast<const DistanceTerms*>(&pairs) != nullptr) {
+  DirectKkt(const PairTerms& pairs, const std::vector<Index>& fitted, SchurStorage& storage)
+      : distance_(dynamic_cast<const DistanceTerms*>(&pairs) != nullptr), storage_(storage) {
     i_.reserve(fitted.size());
     j_.reserve(fitted.size());
     for (const Index h : fitted) {
@@ -194,20 +220,21 @@ class DirectKkt {
     X_ = X;
     G_ = X * X.transpose();
     // B W B^T is PSD where S(y) + delta I is (delta above makes it so); otherwise the pivoted LU.
+    const Index k = static_cast<Index>(i_.size());
+    use_lu_ = false;
     if (single) {
-      factor_.resize(0, 0);
-      schur(delta, factor_single_);
-      factored_ = linalg::cholesky_in_place(factor_single_);
+      auto factor = storage_.matrix<float>(k);
+      schur(delta, factor);
+      factored_ = linalg::cholesky_in_place(factor);
       return factored_;
     }
-    factor_single_.resize(0, 0);
-    schur(delta, factor_);
-    use_lu_ = !linalg::cholesky_in_place(factor_);
-    if (use_lu_) {
-      schur(delta, factor_);
-      factor_.triangularView<Eigen::StrictlyUpper>() = factor_.transpose();
-      lu_.compute(factor_);
-      factor_.resize(0, 0);
+    auto factor = storage_.matrix<double>(k);
+    schur(delta, factor);
+    if (!linalg::cholesky_in_place(factor)) {
+      use_lu_ = true;
+      schur(delta, factor);
+      factor.triangularView<Eigen::StrictlyUpper>() = factor.transpose();
+      lu_.compute(factor);
       if (!(lu_.rcond() > 1e-15)) return false;
     }
     factored_ = true;
@@ -219,7 +246,6 @@ class DirectKkt {
   void schur(double delta, M_& M) const {
     using Scalar = typename M_::Scalar;
     const Index k = static_cast<Index>(i_.size());
-    M.resize(k, k);
 #pragma omp parallel for schedule(dynamic, 64)
     for (Index s = 0; s < k; ++s) {
       const Index a = i_[static_cast<std::size_t>(s)], b = j_[static_cast<std::size_t>(s)];
@@ -245,9 +271,9 @@ class DirectKkt {
     kkt.apply_b(X_, u, h);
     h -= b.tail(k);
     Vector dy;
-    if (single_) linalg::cholesky_solve(factor_single_, h, dy);
+    if (single_) linalg::cholesky_solve(storage_.matrix<float>(k), h, dy);
     else if (use_lu_) dy = lu_.solve(h);
-    else linalg::cholesky_solve(factor_, h, dy);
+    else linalg::cholesky_solve(storage_.matrix<double>(k), h, dy);
     Matrix Bt;
     kkt.apply_bt(X_, dy, Bt);
     x.resize(size_x + k);
@@ -266,8 +292,8 @@ class DirectKkt {
   Matrix W_, X_, G_;  // (S(y) + delta I)^{-1}, X and X X^T where factored
   bool factored_ = false;
   bool single_ = false;
-  Matrix factor_;  // the Schur complement's Cholesky factor (lower triangle)
-  linalg::MatrixF factor_single_;  // the same in single precision
+  // The Schur complement's Cholesky factor (lower triangle), in single precision where single_.
+  SchurStorage& storage_;
   Eigen::PartialPivLU<Matrix> lu_;
   bool use_lu_ = false;
 };
@@ -469,6 +495,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
   const double floor = kKktFloor * scale, solved = kKktSolved * scale, enough = kDirectEnough * scale,
                single_delta = kSingleDelta * scale;
   Residuals now;
+  SchurStorage schur_storage;
   for (int round = 0; round < kRounds && report.products < budget; ++round) {
     ++report.rounds;
     std::vector<Index> fitted;
@@ -537,7 +564,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     // k^3 / 3 factor); it is renewed where its refinement stalls. False (MINRES then) where no
     // factor can be had or none reduces the residual.
     std::optional<DirectKkt> direct;
-    if (const PairTerms* pairs = DirectKkt::applies(terms, n, k)) direct.emplace(*pairs, fitted);
+    if (const PairTerms* pairs = DirectKkt::applies(terms, n, k)) direct.emplace(*pairs, fitted, schur_storage);
     if (!direct && direct_only) {
       report.note = "no direct solve for this guess";
       break;
