@@ -728,6 +728,18 @@ TEST(AllEntriesTerms, PackedRowTilesAreTheWholeOffsetsAndWeights) {
   ASSERT_NE(one_pass->one_pass(), nullptr);
   one_pass->one_pass()->update_with_loss(X, *loss, &phi, &weighted, nullptr);
   expect_whole(*one_pass, "one-pass rebuild");
+  // loss_sum() (the over-relaxation's trials): sum phi(|R_ij|) over all n^2 entries, the rebuild's
+  // sum to the bit (so that a trial and the rebuild at the same X agree), and with targets zero.
+  double direct = 0.0;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) direct += loss->value(std::abs(R(i, j)));
+  EXPECT_EQ(terms.loss_sum(X, *loss), phi);
+  EXPECT_NEAR(phi, direct, 1e-12 * direct);
+  const Matrix Z = X * X.transpose();
+  double zero_direct = 0.0;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) zero_direct += loss->value(std::abs(Z(i, j)));
+  EXPECT_NEAR(AllEntriesTerms(n).loss_sum(X, *loss), zero_direct, 1e-12 * zero_direct);
   auto plain = terms.make_linearization(SplitMode::kRowSplit);
   Vector w(n * n), res(n * n);
   Eigen::Map<Matrix>(w.data(), n, n) = W;

@@ -217,9 +217,10 @@ std::vector<SolverOption> make_table() {
                             "standard deviation of the Gaussian start"));
   t.push_back(boolean_option(
       "overrelax", SDPRL_MEMBER(overrelax),
-      "on the exact surrogate (admm.xt_step = \"auto\" where it runs it, \"exact-finish\" once it has switched, or "
-      "\"coupled\"), lengthen each accepted MM step X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
-      "(summary.json: overrelaxed_steps; docs/method.md section 7.5). No effect under a constraint"));
+      "on the exact surrogate without a constraint (admm.xt_step = \"auto\" where it runs it, \"exact-finish\" once it has switched, or "
+      "\"coupled\") and on all-entries terms (sparse PCA, its trials projected onto the constraint), lengthen each accepted MM step "
+      "X_k -> X_k + Xt to the lowest F among X_k + (1 + s) Xt, s = 1, 2, 4, ..., 64, while F keeps falling "
+      "(summary.json: overrelaxed_steps; docs/method.md section 7.5). No effect elsewhere"));
   t.push_back(boolean_option(
       "polish", SDPRL_MEMBER(polish),
       "for a linear loss (l1) without a constraint, a result whose certificate is not optimal but within 0.1 of "

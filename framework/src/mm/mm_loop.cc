@@ -453,7 +453,7 @@ class MmLoop {
     }
     X_.swap(X_next_);  // X_next_ is X_k now
     TraceRow taken = row;
-    if (exact_ && options_.overrelax && !model_.constraint) overrelax(taken);
+    if (options_.overrelax && overrelaxes()) overrelax(taken);
     loop_.f = taken.objective;
     summary_.mm_iterations = k;
     summary_.final_objective = taken.objective;
@@ -612,23 +612,35 @@ class MmLoop {
     return last > 0.0 ? last : 0.0;
   }
 
+  // Where over-relaxation is tried: on the exact surrogate without a constraint (its fixed points
+  // are MM's, and nothing is fused into its rebuild), and on all-entries terms (sparse PCA, under
+  // its constraint too: a trial is half a product X X^T, a tenth of its row-split step, and the
+  // run takes 46 MM steps instead of 80). Not on other row-split runs: a trial that moves X
+  // discards the fused rebuild's first iteration of the next step (Admm::update_and_iterate), so
+  // their iterates would depend on whether the pass fuses.
+  bool overrelaxes() const {
+    return (exact_ && !model_.constraint) || dynamic_cast<const AllEntriesTerms*>(model_.terms.get()) != nullptr;
+  }
+
   // Over-relaxation (SolverOptions::overrelax; docs/method.md section 7.5), with X_ = X_k + Xt just
-  // accepted and X_next_ = X_k: F at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 until it stops
-  // falling; X_ becomes the lowest point tried, the surrogate is rebuilt there and `row` records it.
-  // MM on the exact surrogate converges linearly, and near a point where many terms have zero
-  // residual its rate is slow (q = 0.9975 per step on tests/sdpa_global_test's completion n = 25):
-  // consecutive steps point the same way, and one F evaluation per trial buys several of them.
-  // The trials are F evaluations only (terms, loss, regularizers), not rebuilds of the exact
-  // surrogate, which cost about as much as a sweep: with a rebuild at each trial and one back at X_
-  // after the usual first-trial failure, the quickstart (m = 2000, lambda = 1) spent 0.10 s of its
-  // 0.38 s here. Their sums are not the rebuild's, so a trial must beat the best by more than their
-  // rounding (kMargin); the surrogate is rebuilt once, at the point kept, and `row` takes its F.
-  // All-entries terms keep the rebuilds (their values are n^2 doubles, which the rebuild never forms).
+  // accepted and X_next_ = X_k: F at X_k + (1 + s) Xt for s = 1, 2, 4, ..., 64 (projected onto K
+  // under a constraint) until it stops falling; X_ becomes the lowest point tried, the surrogate is
+  // rebuilt there and `row` records it. MM converges linearly, and where its majoriser keeps the
+  // steps short consecutive steps point the same way (the exact surrogate near a point where many
+  // terms have zero residual: q = 0.9975 per step on tests/sdpa_global_test's completion n = 25;
+  // sparse PCA's row-split surrogate, whose curvature bound C = sum_j w_ij is about n), and one F
+  // evaluation per trial buys several of them. The trials are F evaluations only (terms, loss,
+  // regularizers), not rebuilds of the surrogate, which cost about as much as a sweep: with a
+  // rebuild at each trial and one back at X_ after the usual first-trial failure, the quickstart
+  // (m = 2000, lambda = 1) spent 0.10 s of its 0.38 s here. Their sums are not the rebuild's, so a
+  // trial must beat the best by more than their rounding (kMargin); the surrogate is rebuilt once,
+  // at the point kept, and `row` takes its F. All-entries terms sum their loss tile by tile
+  // (AllEntriesTerms::loss_sum: their values are n^2 doubles, which nothing else forms).
   void overrelax(TraceRow& row) {
     constexpr double kMargin = 1e-12;
     const double f_before = loop_.f;
     const Matrix step = X_ - X_next_;
-    const bool by_rebuild = dynamic_cast<const AllEntriesTerms*>(model_.terms.get()) != nullptr;
+    const auto* all_entries = dynamic_cast<const AllEntriesTerms*>(model_.terms.get());
     Matrix best, trial;
     // F(X_{k+1}) is the step's row.objective: the surrogate's rebuild at X_next_ (try_step)
     // computed it from the same terms' values and loss sums as objective_at(), to the same bits
@@ -636,27 +648,24 @@ class MmLoop {
     // mcp124-1); recomputing it was a third of the passes over the terms of an MM step (m = 10^5:
     // three evaluations a step, each about 42 ms, a tenth of the solve in all).
     double f_best = row.objective;
-    bool at_best = false;  // the surrogate was last rebuilt at `best`
     for (double s = 1.0; s <= 64.0; s *= 2.0) {
       trial = X_ + s * step;
-      if (by_rebuild) surrogate_->update(trial);
-      const double f = by_rebuild ? surrogate_->center_objective() : objective_at(trial);
-      at_best = f < f_best - kMargin * std::abs(f_best) && trial.allFinite();  // a NaN stops the search too
-      if (!at_best) break;
+      if (model_.constraint) model_.constraint->project(trial);
+      const double f = all_entries ? all_entries->loss_sum(trial, loss_) +
+                                         regularizer_value(model_, surrogate_->weights_used(), trial)
+                                   : objective_at(trial);
+      if (!(f < f_best - kMargin * std::abs(f_best) && trial.allFinite())) break;  // a NaN stops it too
       f_best = f;
       best.swap(trial);
     }
-    if (!by_rebuild) at_best = false;  // the surrogate is still at X_
-    if (best.size() == 0) {
-      if (by_rebuild) {
-        surrogate_->update(X_);
-        primed_ = false;
-      }
-      return;
-    }
-    primed_ = false;  // the surrogate is rebuilt (on the exact surrogate nothing is fused)
+    if (best.size() == 0) return;  // the surrogate is still at X_
+    primed_ = false;  // a fused rebuild's first iteration (try_step) was at X_; rebuilt below
     X_.swap(best);
-    if (!at_best) surrogate_->update(X_);
+    surrogate_->update(X_);
+    // The constraint split's Y is the ADMM's feasible point, X_{k+1} before the trials: the next
+    // step's first Xt-step pulls X towards it (rho_k (X_k - Y)), which undid every over-relaxed
+    // step of sparse PCA the step after (F rose at every other MM step).
+    if (state_.Y.rows() == X_.rows()) state_.Y = X_;
     ++summary_.overrelaxed_steps;
     row.objective = surrogate_->center_objective();
     row.relative_change = relative_change(f_before, row.objective);

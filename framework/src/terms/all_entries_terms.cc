@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "rows/row_blocks.h"
 #include "terms/dense_row_split.h"
@@ -455,6 +456,32 @@ const Vector& AllEntriesTerms::targets() const {
 
 void AllEntriesTerms::evaluate(const Matrix& X, Vector& values) const {
   outer_product(X, values);
+}
+
+double AllEntriesTerms::loss_sum(const Matrix& X, const Loss& loss) const {
+  // update_with_loss()'s sums without its writes: per tile pair, the lower block's phi counted
+  // twice off the diagonal, then added in pair order (any thread count, the same bits).
+  const Index n = n_, pairs = tile_pairs(n);
+  if (X.rows() != n) throw Error("", "all-entries terms: X has " + std::to_string(X.rows()) + " rows, expected " + std::to_string(n));
+  const double* t = zero_ ? nullptr : targets_.data();
+  std::vector<double> sums(static_cast<std::size_t>(pairs));
+#pragma omp parallel if (n * n > detail::kParallelWork)
+  {
+    Matrix block;
+    Vector a, phi, dphi;
+#pragma omp for schedule(dynamic)
+    for (Index q = 0; q < pairs; ++q) {
+      const TilePair p = tile_pair(n, q);
+      product_block(X, p, block);
+      if (t) block -= ConstMatrixMap(t, n, n).block(p.i0, p.j0, p.mi, p.mj);
+      a = Eigen::Map<const Vector>(block.data(), block.size()).cwiseAbs();
+      loss.evaluate(a, phi, dphi);
+      sums[static_cast<std::size_t>(q)] = (p.diagonal ? 1.0 : 2.0) * phi.sum();
+    }
+  }
+  double total = 0.0;
+  for (double s : sums) total += s;
+  return total;
 }
 
 void AllEntriesTerms::apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const {

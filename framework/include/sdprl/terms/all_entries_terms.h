@@ -32,6 +32,8 @@
 
 namespace sdprl {
 
+class Loss;
+
 class SDPRL_API AllEntriesTerms final : public ConstraintSet {
  public:
   // Targets 0 (sparse PCA: the terms are |Z_ij|). Their n^2-vector is formed only if targets() is
@@ -51,6 +53,10 @@ class SDPRL_API AllEntriesTerms final : public ConstraintSet {
   void evaluate(const Matrix& X, Vector& values) const override;
   void apply_adjoint_sym(const Vector& y, const Matrix& V, Matrix& out) const override;
   std::unique_ptr<TermLinearization> make_linearization(SplitMode mode) const override;
+  // sum_ij phi(|(X X^T - T)_ij|), tile by tile of the product: no n^2-vector (evaluate() forms
+  // one), the same sum as the rebuild's (same tiles, same order: the same bits). The solver's
+  // over-relaxation trials (docs/method.md section 7.5).
+  double loss_sum(const Matrix& X, const Loss& loss) const;
 
  private:
   Index n_;
