@@ -63,6 +63,20 @@ void product_block(const Matrix& X, const TilePair& t, Matrix& block) {
       for (Index i = 0; i < j; ++i) block(i, j) = block(j, i);
 }
 
+// Block pair p of R = X X^T - T into `block` (T = 0 when t is null), |R| into a and the loss at it
+// into phi and dphi: the rebuild's and loss_sum()'s tile, the same bits in both.
+struct TileLoss {
+  Matrix block;
+  Vector a, phi, dphi;
+  void compute(const Matrix& X, const TilePair& p, const double* t, const Loss& loss) {
+    product_block(X, p, block);
+    const Index n = X.rows();
+    if (t) block -= ConstMatrixMap(t, n, n).block(p.i0, p.j0, p.mi, p.mj);
+    a = Eigen::Map<const Vector>(block.data(), block.size()).cwiseAbs();
+    loss.evaluate(a, phi, dphi);
+  }
+};
+
 // values = vec(X X^T), both triangles bit-identical: the row-split linearisation relies on exact
 // symmetry.
 void outer_product(const Matrix& X, Vector& values) {
@@ -160,15 +174,14 @@ class AllEntriesLinearization final : public TermLinearization,
     std::vector<double> row_part(static_cast<std::size_t>(2 * kTile * pairs), 0.0);
 #pragma omp parallel if (n * n > detail::kParallelWork)
     {
-      Matrix block, wblock;
-      Vector a, phi, dphi;
+      TileLoss tile;
+      Matrix& block = tile.block;
+      const Vector &a = tile.a, &phi = tile.phi, &dphi = tile.dphi;
+      Matrix wblock;
 #pragma omp for schedule(dynamic)
       for (Index q = 0; q < pairs; ++q) {
         const TilePair p = tile_pair(n, q);
-        product_block(X, p, block);
-        if (t) block -= ConstMatrixMap(t, n, n).block(p.i0, p.j0, p.mi, p.mj);
-        a = Eigen::Map<const Vector>(block.data(), block.size()).cwiseAbs();
-        loss.evaluate(a, phi, dphi);
+        tile.compute(X, p, t, loss);
         wblock = Eigen::Map<const Matrix>(dphi.data(), p.mi, p.mj);
         if (p.diagonal)
           for (Index j = 0; j < p.mj; ++j)
@@ -467,16 +480,12 @@ double AllEntriesTerms::loss_sum(const Matrix& X, const Loss& loss) const {
   std::vector<double> sums(static_cast<std::size_t>(pairs));
 #pragma omp parallel if (n * n > detail::kParallelWork)
   {
-    Matrix block;
-    Vector a, phi, dphi;
+    TileLoss tile;
 #pragma omp for schedule(dynamic)
     for (Index q = 0; q < pairs; ++q) {
       const TilePair p = tile_pair(n, q);
-      product_block(X, p, block);
-      if (t) block -= ConstMatrixMap(t, n, n).block(p.i0, p.j0, p.mi, p.mj);
-      a = Eigen::Map<const Vector>(block.data(), block.size()).cwiseAbs();
-      loss.evaluate(a, phi, dphi);
-      sums[static_cast<std::size_t>(q)] = (p.diagonal ? 1.0 : 2.0) * phi.sum();
+      tile.compute(X, p, t, loss);
+      sums[static_cast<std::size_t>(q)] = (p.diagonal ? 1.0 : 2.0) * tile.phi.sum();
     }
   }
   double total = 0.0;
