@@ -362,6 +362,46 @@ TEST(DensePass, SameIteratesAsGenericOnOneSurrogate) {
   expect_dense_pass_equals_generic(m, "leaky-mcp", 4, 129);
 }
 
+// While eps_k is loose (>= 1e-4 of the surrogate's magnitude) the dense pass's four products run in
+// single precision (xt_step/dense_rows.cc, kSingleProducts); below it, in double (the test above,
+// at eps 1e-9). Ten iterations from one state at each: the iterates differ, so the floats were
+// used, by far less than the loose tolerance allows (relative 1e-5 on D, the step and the
+// multipliers, and on the gap's and the dual's values).
+TEST(DensePass, SingleProductsWhileTheToleranceIsLoose) {
+  const Index n = 70, r = 6;
+  for (const bool ball : {false, true}) {
+    SCOPED_TRACE(ball ? "Frobenius ball" : "unconstrained");
+    Model m;
+    m.terms = std::make_shared<AllEntriesTerms>(n, symmetric_targets(n, 130));
+    if (ball) m.constraint = std::make_shared<FrobeniusBall>(1.0);
+    auto loss = load_loss("leaky-mcp");
+    Surrogate h(m, *loss, {0.3, 0.0}, SplitMode::kRowSplit, r);
+    std::mt19937_64 rng(131);
+    h.update(random_matrix(n, r, 1.0, rng));
+    AdmmOptions options;
+    Admm loose(h, 3.0, options, xt_step::Paths{true, true}), tight(h, 3.0, options, xt_step::Paths{true, true});
+    loose.prepare();
+    tight.prepare();
+    ASSERT_EQ(loose.xt_step()->kind(), xt_step::Kind::kDenseRows);
+    AdmmState a, b;
+    loose.reset_if_needed(a);
+    tight.reset_if_needed(b);
+    const double eps_loose = 1e-3 * h.objective_magnitude();
+    for (int t = 0; t < 10; ++t) {
+      loose.iterate(a, eps_loose);
+      tight.iterate(b, 1e-9);
+    }
+    const auto rel = [](const auto& x, const auto& y) { return (x - y).norm() / (1e-300 + y.norm()); };
+    EXPECT_GT(rel(a.D, b.D), 0.0) << "the loose pass ran in double";
+    EXPECT_LT(rel(a.D, b.D), 1e-5);
+    EXPECT_LT(rel(a.step, b.step), 1e-5);
+    EXPECT_LT(rel(a.nu, b.nu), 1e-5);
+    EXPECT_NEAR(a.gap, b.gap, 1e-5 * (1.0 + std::abs(b.primal)));
+    EXPECT_NEAR(a.dual, b.dual, 1e-5 * (1.0 + std::abs(b.primal)));
+    EXPECT_LT(std::abs(a.gap - b.gap), 1e-2 * eps_loose);
+  }
+}
+
 // Across MM steps the packed state meets new weights: the next step starts from the generic
 // path's multipliers projected onto the new bounds (docs/method.md section 3.3), so the two runs
 // differ in their warm starts only. Both converge, to the same objective; under the ball the

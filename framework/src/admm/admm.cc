@@ -155,7 +155,7 @@ void Admm::iterate(AdmmState& st, double eps) {
 }
 
 void Admm::step(AdmmState& st, double eps, bool gap) {
-  if (xt_->iterate_rows(st, rho_)) return;  // the fused row pass: the whole iteration
+  if (xt_->iterate_rows(st, rho_, eps)) return;  // the fused row pass: the whole iteration
   const TermLinearization& lin = s_.linearization();
   const Vector& b = lin.offsets();
   const double rho_k = xt_->split_penalty();

@@ -18,7 +18,7 @@ class DenseRows final : public ExactBlocks<SharedBlockInverse> {
  public:
   using ExactBlocks<SharedBlockInverse>::ExactBlocks;
   Kind kind() const override { return Kind::kDenseRows; }
-  bool iterate_rows(AdmmState& state, double rho) override;
+  bool iterate_rows(AdmmState& state, double rho, double eps) override;
 };
 
 }  // namespace sdprl::xt_step

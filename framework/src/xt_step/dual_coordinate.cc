@@ -405,7 +405,7 @@ void DualCoordinate::bound_step(Matrix& M, Matrix& mu, Matrix* D, bool parallel)
   }
 }
 
-bool DualCoordinate::iterate_rows(AdmmState& st, double) {
+bool DualCoordinate::iterate_rows(AdmmState& st, double, double) {
   const TermLinearization& lin = s_.linearization();
   const Index n = s_.rows(), r = s_.rank(), m = lin.size();
   if (st.nu.size() != m) st.nu.setZero(m);

@@ -40,7 +40,7 @@ class DualCoordinate final : public XtStep {
   void restore(const std::string& saved, Surrogate& surrogate, double rho, Matrix& D) override;
   // Never called: iterate_rows() is the whole iteration.
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
-  bool iterate_rows(AdmmState& state, double rho) override;
+  bool iterate_rows(AdmmState& state, double rho, double eps) override;
 
 
  private:

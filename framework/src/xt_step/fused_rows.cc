@@ -98,7 +98,7 @@ void set_gap(const Surrogate& s, const detail::RowSums& sums, AdmmState& st, con
 }
 }  // namespace
 
-bool FusedRows::iterate_rows(AdmmState& st, double rho) {
+bool FusedRows::iterate_rows(AdmmState& st, double rho, double) {
   const TermLinearization& lin = s_.linearization();
   st.pack(rho);
   // The ADMM iteration (admm/admm.cc: Admm::iterate), one row at a time (admm/row_kernel.h).

@@ -24,7 +24,7 @@ class FusedRows final : public XtStep {
   void set_rho(double rho) override;
   void solve(const Matrix& rhs, Matrix& D, double eps, long* cg_iterations) override;
   void apply_gram(const Matrix& D, Matrix& out) const override;
-  bool iterate_rows(AdmmState& state, double rho) override;
+  bool iterate_rows(AdmmState& state, double rho, double eps) override;
   bool fuses_rebuild() const override { return fuse_rebuild_; }
   bool rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState& state, double rho) override;
 

@@ -43,7 +43,7 @@ void XtStep::proximal_term(const Matrix&, Matrix&) const {
   throw std::logic_error(name() + ": proximal_term() of an Xt-step that is not linearised");
 }
 
-bool XtStep::iterate_rows(AdmmState&, double) { return false; }
+bool XtStep::iterate_rows(AdmmState&, double, double) { return false; }
 
 bool XtStep::rebuild_and_iterate(Surrogate& surrogate, const Matrix& Xk, AdmmState&, double) {
   surrogate.update(Xk);
@@ -299,7 +299,7 @@ class Constrained final : public XtStep {
   // The fused row pass runs the Y- and mu-steps itself (a row-independent constraint). Its rebuild
   // is not fused (fuses_rebuild() stays false here): rho_k = 2 mean B_ii is known only after the
   // whole rebuild, and that pass's first iteration has no Y- and mu-steps.
-  bool iterate_rows(AdmmState& state, double rho) override { return inner_->iterate_rows(state, rho); }
+  bool iterate_rows(AdmmState& state, double rho, double eps) override { return inner_->iterate_rows(state, rho, eps); }
   double majorant_scale() const override { return inner_->majorant_scale(); }
   void proximal_term(const Matrix& D, Matrix& out) const override { inner_->proximal_term(D, out); }
   int preconditioner_age() const override { return inner_->preconditioner_age(); }

@@ -106,9 +106,10 @@ class SDPRL_API XtStep {
   virtual void apply_gram(const Matrix& D, Matrix& out) const;
 
   // The whole ADMM iteration in one pass over the rows (kFusedRows: packs the state at rho;
-  // kDenseRows: tiles of rows), updating the state and setting D, step, primal, dual and gap.
-  // False when the strategy has no such pass.
-  virtual bool iterate_rows(AdmmState& state, double rho);
+  // kDenseRows: tiles of rows), updating the state and setting D, step, primal, dual and gap;
+  // eps is the ADMM's tolerance (the dense pass's products are single precision while it is
+  // loose). False when the strategy has no such pass.
+  virtual bool iterate_rows(AdmmState& state, double rho, double eps);
   // True when rebuild_and_iterate() may apply.
   virtual bool fuses_rebuild() const { return false; }
   // surrogate.update(Xk) fused with the factoring and the state's first iteration, row by row as
