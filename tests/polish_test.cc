@@ -9,6 +9,7 @@
 #include <random>
 
 #include "linalg/cholesky.h"
+#include "linalg/gmres.h"
 #include "linalg/minres.h"
 #include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
@@ -74,6 +75,49 @@ TEST(Minres, SingularConsistentSystemGivesTheMinimumNormSolution) {
   EXPECT_LE((x - minimum_norm).norm(), 1e-8 * minimum_norm.norm());
   const Vector zero = Vector::Zero(n);
   EXPECT_EQ(linalg::minres([&A](const Vector& v, Vector& out) { out = A * v; }, zero, x, 1e-12, 10, &residual), 0);
+  EXPECT_EQ(x.norm(), 0.0);
+}
+
+// The polish's direct steps (docs/method.md section 7.6) reuse a factor taken at an earlier Newton
+// step, where delta (the Levenberg-Marquardt term on the system's near-null directions) was 5 times
+// the present one: the preconditioned operator is 1 on most of the space and 0.2 on those
+// directions. The plain refinement x += M^{-1} (b - A x) contracts the error there by 0.8 a pass;
+// GMRES with M^{-1} as its right preconditioner solves in a few iterations, to the true residual.
+TEST(Gmres, AStaleFactorPreconditionsWherePlainRefinementStalls) {
+  std::mt19937_64 rng(3);
+  const Index n = 80;
+  Eigen::VectorXd lambda(n), stale(n);
+  for (Index i = 0; i < n; ++i) {
+    const bool near_null = i % 4 == 0;
+    lambda[i] = near_null ? 1e-4 : (i % 2 ? -1.0 : 1.0) * std::pow(10.0, 2.0 * i / (n - 1.0));
+    stale[i] = near_null ? 5e-4 : lambda[i];
+  }
+  Eigen::MatrixXd G(n, n);
+  std::normal_distribution<double> normal;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) G(i, j) = normal(rng);
+  const Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(G).householderQ();
+  const Eigen::MatrixXd A = Q * lambda.asDiagonal() * Q.transpose();
+  const Eigen::MatrixXd M_inverse = Q * stale.cwiseInverse().asDiagonal() * Q.transpose();
+  Vector b(n);
+  for (Index i = 0; i < n; ++i) b[i] = normal(rng);
+  const auto apply = [&A](const Vector& v, Vector& out) { out = A * v; };
+  const auto precondition = [&M_inverse](const Vector& v, Vector& out) { out = M_inverse * v; };
+  Vector x;
+  double residual = 0.0;
+  const long it = linalg::gmres(apply, precondition, b, x, 1e-10, 20, &residual);
+  EXPECT_LE(it, 4);
+  EXPECT_LE((A * x - b).norm(), 1e-9 * b.norm());
+  EXPECT_NEAR(residual, (A * x - b).norm(), 1e-9 * b.norm());  // the recurrence's residual is the true one
+  // Twenty passes of the plain refinement leave 0.8^20 of the near-null part: about 1e-2.
+  Vector plain = Vector::Zero(n), correction;
+  for (int pass = 0; pass < 20; ++pass) {
+    precondition(Vector(b - A * plain), correction);
+    plain += correction;
+  }
+  EXPECT_GT((A * plain - b).norm(), 1e-3 * b.norm());
+  // A zero right-hand side and a singular preconditioned operator end at once, x = 0.
+  EXPECT_EQ(linalg::gmres(apply, precondition, Vector(Vector::Zero(n)), x, 1e-10, 20, &residual), 0);
   EXPECT_EQ(x.norm(), 0.0);
 }
 
@@ -474,6 +518,9 @@ TEST(Polish, DirectSolvesCertifyTheRankSixtyInstance) {
   // Its first step, at a residual of 2e-5, on a single-precision factor (linalg/cholesky.h).
   EXPECT_GT(s.polish.single_factorizations, 0);
   EXPECT_LT(s.polish.single_factorizations, s.polish.factorizations);
+  // A factor serves later Newton steps through GMRES: 6 steps on 3 factors (with the plain
+  // refinement every step took a fresh one, 4 on 4).
+  EXPECT_LT(s.polish.factorizations, s.polish.newton_steps);
   EXPECT_LT(s.mm_iterations, 1942);  // where MM alone stopped
   EXPECT_EQ(objective(model, *load_loss("l1"), {1.0, 0.0}, X), s.final_objective);
 }
