@@ -573,13 +573,13 @@ TEST(Cholesky, BlockedFactorIsLltAndThreadIndependent) {
 
   // In single precision: the same bits for 1 and 2 threads, LLT's factor to single rounding
   // (A's condition number is about 4e3), and a solve that refinement in double takes to 1e-12.
-  linalg::MatrixF F1 = A.cast<float>(), F2 = F1;
+  MatrixF F1 = A.cast<float>(), F2 = F1;
   set_threads(1);
   ASSERT_TRUE(linalg::cholesky_in_place(F1));
   set_threads(2);
   ASSERT_TRUE(linalg::cholesky_in_place(F2));
   set_threads(0);
-  const linalg::MatrixF single1 = F1.triangularView<Eigen::Lower>(), single2 = F2.triangularView<Eigen::Lower>();
+  const MatrixF single1 = F1.triangularView<Eigen::Lower>(), single2 = F2.triangularView<Eigen::Lower>();
   EXPECT_EQ((single1 - single2).cwiseAbs().maxCoeff(), 0.0f);
   const double single_error = (single1.cast<double>() - lower1).norm() / lower1.norm();
   EXPECT_LE(single_error, 1e-5);
@@ -593,7 +593,7 @@ TEST(Cholesky, BlockedFactorIsLltAndThreadIndependent) {
     x += correction;
   }
   EXPECT_LE((A * x - b).norm(), 1e-12 * b.norm());
-  linalg::MatrixF indefinite_single = indefinite.cast<float>();
+  MatrixF indefinite_single = indefinite.cast<float>();
   EXPECT_FALSE(linalg::cholesky_in_place(indefinite_single));
 }
 

@@ -11,5 +11,9 @@ using Index = Eigen::Index;
 // (docs/method.md section 3), so rows must be contiguous.
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Vector = Eigen::VectorXd;
+// Single precision, where a product or a factor only needs to be approximate (a preconditioner,
+// or the dense pass's products while the ADMM tolerance is loose): half the memory traffic and
+// twice the SIMD width.
+using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 }  // namespace sdprl

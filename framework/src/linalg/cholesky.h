@@ -12,9 +12,8 @@
 
 namespace sdprl::linalg {
 
-// Single precision, for a factor that only preconditions (iterative refinement against the exact
-// products corrects its error): half the memory traffic and twice the SIMD width.
-using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+// MatrixF (sdprl/types.h) for a factor that only preconditions: the refinement against the exact
+// products corrects its error.
 
 // A = L L^T in place (L in the lower triangle; the strict upper triangle is not read or written).
 // False when A is not positive definite to working precision.

@@ -24,11 +24,9 @@ constexpr Index kTileRows = 32;
 // (the rebuild). spca_colon (rank 50, eps_k/magnitude >= 1e-3 throughout): 0.8x the time, the
 // same 46 MM steps and 68 ADMM iterations, F 2.7e-7 higher (docs/method.md section 3.3).
 constexpr double kSingleProducts = 1e-4;
-using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // out = A B (B^T when transposed), from A in double, through floats when `single`.
-template <typename B>
-void tile_product(const Matrix& A, const B& Bd, const MatrixF& Bf, bool single, MatrixF& Af, MatrixF& Of,
+void tile_product(const Matrix& A, const Matrix& Bd, const MatrixF& Bf, bool single, MatrixF& Af, MatrixF& Of,
                   Matrix& out, bool transposed) {
   if (!single) {
     if (transposed) out.noalias() = A * Bd.transpose();
