@@ -116,7 +116,7 @@ TEST(Gmres, AStaleFactorPreconditionsWherePlainRefinementStalls) {
     plain += correction;
   }
   EXPECT_GT((A * plain - b).norm(), 1e-3 * b.norm());
-  // A zero right-hand side and a singular preconditioned operator end at once, x = 0.
+  // A zero right-hand side ends at once, x = 0.
   EXPECT_EQ(linalg::gmres(apply, precondition, Vector(Vector::Zero(n)), x, 1e-10, 20, &residual), 0);
   EXPECT_EQ(x.norm(), 0.0);
 }
@@ -518,7 +518,7 @@ TEST(Polish, DirectSolvesCertifyTheRankSixtyInstance) {
   // Its first step, at a residual of 2e-5, on a single-precision factor (linalg/cholesky.h).
   EXPECT_GT(s.polish.single_factorizations, 0);
   EXPECT_LT(s.polish.single_factorizations, s.polish.factorizations);
-  // A factor serves later Newton steps through GMRES: 6 steps on 3 factors (with the plain
+  // A factor serves later Newton steps through GMRES: 6 steps on 2 factors (with the plain
   // refinement every step took a fresh one, 4 on 4).
   EXPECT_LT(s.polish.factorizations, s.polish.newton_steps);
   EXPECT_LT(s.mm_iterations, 1942);  // where MM alone stopped

@@ -17,8 +17,11 @@ namespace sdprl::linalg {
 
 // Minimises ||b - A M^{-1} u|| over the Krylov space of A M^{-1} and b (x = M^{-1} u starts at 0);
 // stops when the recurrence's residual is at most rel_tol * ||b|| or after max_iterations (the
-// memory is max_iterations + 1 vectors). Returns the number of iterations (each one product with A
-// and one with M^{-1}); *residual is the last recurrence residual, exact in exact arithmetic.
+// memory is 2 max_iterations + 1 vectors: the basis and the preconditioned directions). Returns the
+// number of iterations (each one product with A and one with M^{-1}); *residual is the last
+// recurrence residual, exact in exact arithmetic. On a singular, inconsistent system rounding
+// keeps the breakdown test from firing and the recurrence can understate the residual by far: a
+// caller that must know checks ||b - A x|| itself (the polish does).
 template <class Apply, class Precondition>
 long gmres(const Apply& apply, const Precondition& precondition, const Vector& b, Vector& x, double rel_tol,
            long max_iterations, double* residual) {

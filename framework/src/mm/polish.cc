@@ -34,8 +34,9 @@ constexpr double kKktFloor = 1e-13;
 // A KKT residual this small (relative to F) solves the guess well enough for its multipliers to say
 // which side of the box they are on (PolishReport::boxed). Below it a direct step (DirectKkt) that
 // does not cut the residual tenfold ends the round: there the residual is at rounding level, and
-// further steps (each a fresh factor, since delta = the residual makes the system near singular)
-// rose and fell between 1e-13 and 1e-8 (sdpa_compare's n = 100: 7 of 35 steps). Not MINRES's
+// further steps (each a fresh factor then, under the plain refinement that GMRES has since
+// replaced: delta = the residual makes the system near singular) rose and fell between 1e-13 and
+// 1e-8 (sdpa_compare's n = 100: 7 of 35 steps). Not MINRES's
 // inexact steps, which gain less per step and still reach rounding level (SDPLIB's hinf1).
 constexpr double kKktSolved = 1e-8;
 constexpr double kSolvedProgress = 0.1;
@@ -629,6 +630,9 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
       // factor's GMRES solve is inexact (to kDirectAccepted), and far from the KKT point, where
       // delta is large, the inexact step raised the residual threefold where the exact one
       // lowered it (sdpa_compare's n = 100 at the defaults, whose polish then ran out of patience).
+      const Matrix X_before = X;
+      const Vector y_before = y;
+      const Residuals at_before = now;
       for (bool again = true; again;) {
         delta = before;
         stale = false;
@@ -638,11 +642,13 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
         X += Eigen::Map<const Matrix>(d.data(), n, r);
         for (Index q = 0; q < k; ++q) y[fitted[q]] += d[size_x + q];
         residuals(X, y, now);
-        again = stale && !(now.norm <= before);
+        // (Where the budget has no fresh factor left the stale step stands: MINRES's capped
+        // solve in its place would be worse.)
+        again = stale && !(now.norm <= before) && report.products + direct_cost <= budget;
         if (again) {
-          X -= Eigen::Map<const Matrix>(d.data(), n, r);
-          for (Index q = 0; q < k; ++q) y[fitted[q]] -= d[size_x + q];
-          residuals(X, y, now);
+          X = X_before;
+          y = y_before;
+          now = at_before;
           direct->forget();
         }
       }
