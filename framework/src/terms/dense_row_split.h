@@ -11,6 +11,8 @@
 // available to other readers, formed on their first call after each rebuild.
 #pragma once
 
+#include <functional>
+
 #include "sdprl/types.h"
 
 namespace sdprl {
@@ -20,6 +22,11 @@ class DenseRowSplit {
   virtual ~DenseRowSplit() = default;
   // Rows i0 .. i0 + m - 1 of b and of W into b and w (each m x n, row-major), for the dense pass.
   virtual void row_tile(Index i0, Index m, double* b, double* w) const = 0;
+  // The same rows a block of columns at a time, j0 .. j0 + k - 1 in column order: visit(j0, k, b, w,
+  // stride) with b and w m x k, row stride `stride`, valid during the call. Where the layout is
+  // blocked the blocks stay in L1, where row_tile() writes two m x n tiles (512 KB at n = 2000).
+  using BlockVisitor = std::function<void(Index j0, Index k, const double* b, const double* w, Index stride)>;
+  virtual void visit_row_blocks(Index i0, Index m, const BlockVisitor& visit) const = 0;
 };
 
 }  // namespace sdprl

@@ -117,15 +117,22 @@ bool DenseRows::iterate_rows(AdmmState& st, double rho, double eps) {
     std::vector<double> partial(static_cast<std::size_t>(tiles), 0.0);
 #pragma omp parallel
     {
-      Matrix T, S, Bt(kTileRows, n), Wt(kTileRows, n);
+      Matrix T, S;
       MatrixF Af, Of;
 #pragma omp for schedule(static)
       for (Index q = 0; q < tiles; ++q) {
         const Index i0 = q * kTileRows, m = std::min(kTileRows, n - i0);
-        layout.row_tile(i0, m, Bt.data(), Wt.data());
         S = st.step.middleRows(i0, m);
         tile_product(S, Xk, Xf, single, Af, Of, T, true);
-        partial[static_cast<std::size_t>(q)] = detail::weighted_abs_sum(T.data(), Bt.data(), Wt.data(), m * n);
+        // b and W a block of columns at a time, in L1, not unpacked into two tiles read once:
+        // spca_colon 0.96x the time (medians of 5). The first pass reads its tile twice, around
+        // its products, and unpacking each block twice there took 1.04x.
+        double sum = 0.0;
+        layout.visit_row_blocks(i0, m, [&](Index j0, Index k, const double* b, const double* w, Index stride) {
+          for (Index i = 0; i < m; ++i)
+            sum += detail::weighted_abs_sum(T.data() + i * n + j0, b + i * stride, w + i * stride, k);
+        });
+        partial[static_cast<std::size_t>(q)] = sum;
       }
     }
     terms = 0.0;
