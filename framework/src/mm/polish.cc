@@ -86,6 +86,14 @@ constexpr double kStall = 1e-3;
 // Guesses of E, at most.
 constexpr int kRounds = 8;
 
+// Terms new to a guess, at most, for its first steps to be solved on the earlier guess's factor
+// (each costs a solve with it and a product at every step).
+constexpr Index kAcrossAdded = 16;
+// ... and only from a point whose KKT residual is at most this multiple of the delta where that
+// factor was taken (sdpa_compare's n = 100, rank "auto": 0.33 reached kDirectAccepted in 20 GMRES
+// iterations, three steps running; 86 left 0.98 of the residual).
+constexpr double kAcrossResidual = 10.0;
+
 // The KKT operator of one guess (E, s) at the iterate X: products with S(y), B and B^T.
 class Kkt {
  public:
@@ -214,11 +222,12 @@ class DirectKkt {
     factored_ = false;
     single_ = single;
     const Index n = X.rows();
+    delta_ = delta;
     Matrix S;
     kkt.apply_s(y, Matrix::Identity(n, n), S);
     const Eigen::SelfAdjointEigenSolver<Matrix> eig((0.5 * (S + S.transpose())).eval());
     if (eig.info() != Eigen::Success) return false;
-    delta = std::max(delta, -2.0 * eig.eigenvalues()[0]);
+    delta = delta_ = std::max(delta, -2.0 * eig.eigenvalues()[0]);
     Vector inv = eig.eigenvalues().array() + delta;
     const double scale = inv.cwiseAbs().maxCoeff();
     if (!(inv.cwiseAbs().minCoeff() > 1e-14 * scale)) return false;
@@ -267,6 +276,7 @@ class DirectKkt {
   }
 
   bool factored() const { return factored_; }
+  double delta() const { return delta_; }  // where factored
   bool single() const { return single_; }
   void forget() { factored_ = false; }
 
@@ -299,6 +309,7 @@ class DirectKkt {
   Matrix W_, X_, G_;  // (S(y) + delta I)^{-1}, X and X X^T where factored
   bool factored_ = false;
   bool single_ = false;
+  double delta_ = 0.0;
   // The Schur complement's Cholesky factor (lower triangle), in single precision where single_.
   SchurStorage& storage_;
   Eigen::PartialPivLU<Matrix> lu_;
@@ -503,6 +514,17 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
                single_delta = kSingleDelta * scale;
   Residuals now;
   SchurStorage schur_storage;
+  // The last factor of an earlier guess, with that guess's terms and B: the next guess differs
+  // from it in a few terms (the contradictions corrected), so the factor preconditions the new
+  // system up to a perturbation of that rank, which GMRES resolves in a few iterations more
+  // (docs/method.md section 7.6). Usable until this polish factors again (the factor lives in
+  // schur_storage).
+  struct Earlier {
+    std::optional<DirectKkt> direct;
+    std::vector<Index> fitted;
+    std::unique_ptr<Kkt> kkt;
+    bool usable = false;
+  } earlier;
   for (int round = 0; round < kRounds && report.products < budget; ++round) {
     ++report.rounds;
     std::vector<Index> fitted;
@@ -573,10 +595,73 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     // residual.
     std::optional<DirectKkt> direct;
     if (const PairTerms* pairs = DirectKkt::applies(terms, n, k)) direct.emplace(*pairs, fitted, schur_storage);
-    if (!direct && direct_only) {
-      report.note = "no direct solve for this guess";
-      break;
+    // This guess's fitted terms in the earlier guess's order (-1: not fitted there), and its new
+    // terms A (at most kAcrossAdded: each costs a solve at every step).
+    std::vector<Index> earlier_of, added;
+    if (direct && earlier.usable) {
+      earlier_of.assign(static_cast<std::size_t>(k), -1);
+      std::size_t p = 0;
+      for (Index q = 0; q < k; ++q) {
+        const Index h = fitted[static_cast<std::size_t>(q)];
+        while (p < earlier.fitted.size() && earlier.fitted[p] < h) ++p;
+        if (p < earlier.fitted.size() && earlier.fitted[p] == h) earlier_of[static_cast<std::size_t>(q)] = static_cast<Index>(p);
+        else added.push_back(q);
+      }
+      earlier.usable = static_cast<Index>(added.size()) <= kAcrossAdded;
+    } else {
+      earlier.usable = false;
     }
+    // The earlier factor as this system's preconditioner P0 for the guess without A: the
+    // right-hand side of the common terms in their earlier places (0 for terms no longer fitted,
+    // whose rows the earlier system still had; GMRES makes up for them), A's entries ignored and
+    // returned 0.
+    Vector earlier_b, earlier_x;
+    const auto across_common = [&](const Vector& v, Vector& o) {
+      const Index ke = static_cast<Index>(earlier.fitted.size());
+      earlier_b.setZero(size_x + ke);
+      earlier_b.head(size_x) = v.head(size_x);
+      for (Index q = 0; q < k; ++q)
+        if (const Index e = earlier_of[static_cast<std::size_t>(q)]; e >= 0) earlier_b[size_x + e] = v[size_x + q];
+      earlier.direct->solve(*earlier.kkt, earlier_b, earlier_x);
+      o.setZero(size_x + k);
+      o.head(size_x) = earlier_x.head(size_x);
+      for (Index q = 0; q < k; ++q)
+        if (const Index e = earlier_of[static_cast<std::size_t>(q)]; e >= 0) o[size_x + q] = earlier_x[size_x + e];
+    };
+    // A's rows and columns by bordering, exactly: with E_A = [B_A^T; 0] and u = (dX, dy_C),
+    //   u = P0 (f - E_A z),   (E_A^T P0 E_A + delta I) z = E_A^T P0 f - g_A,   dy_A = z,
+    // E_A, V = P0 E_A and the small matrix formed at each step (across_prepare).
+    Matrix EA, PEA, small;
+    Eigen::LDLT<Matrix> small_factor;
+    const auto across_prepare = [&]() {
+      const Index a = static_cast<Index>(added.size());
+      EA.resize(size_x, a);
+      PEA.resize(size_x + k, a);
+      Vector unit = Vector::Zero(k), column(size_x + k), out;
+      Matrix Bt;
+      for (Index c = 0; c < a; ++c) {
+        unit.setZero();
+        unit[added[static_cast<std::size_t>(c)]] = 1.0;
+        kkt.apply_bt(X, unit, Bt);
+        EA.col(c) = Eigen::Map<const Vector>(Bt.data(), size_x);
+        column.setZero();
+        column.head(size_x) = EA.col(c);
+        across_common(column, out);
+        PEA.col(c) = out;
+      }
+      small = EA.transpose() * PEA.topRows(size_x);
+      small.diagonal().array() += delta;
+      small_factor.compute(small);
+    };
+    const auto across = [&](const Vector& v, Vector& o) {
+      across_common(v, o);
+      if (added.empty()) return;
+      Vector z = EA.transpose() * o.head(size_x);
+      for (std::size_t c = 0; c < added.size(); ++c) z[static_cast<Index>(c)] -= v[size_x + added[c]];
+      z = small_factor.solve(z);
+      o -= PEA * z;
+      for (std::size_t c = 0; c < added.size(); ++c) o[size_x + added[c]] = z[static_cast<Index>(c)];
+    };
     const long direct_cost = DirectKkt::products(n, r, k, 4.0 * entries + static_cast<double>(size_x));
     Vector Kd;
     // Factors in single precision while delta (the residual) is at least kSingleDelta of F's
@@ -585,10 +670,26 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     bool stale = false;  // the last direct step's factor was taken at an earlier step
     const auto direct_step = [&]() {
       if (!direct) return false;
+      // (Not from a point whose residual is far above the delta where the earlier factor was
+      // taken: there S(y) has moved by more than delta, on which W = (S + delta I)^{-1} hinges.)
+      if (!direct->factored() && earlier.usable && delta <= kAcrossResidual * earlier.direct->delta()) {
+        double residual = 0.0;
+        across_prepare();
+        const long iterations =
+            linalg::gmres(apply, across, b, d, kMinresTolerance, kGmresIterations, &residual);
+        apply(d, Kd);
+        report.products += 2 * (iterations + static_cast<long>(added.size())) + 1;
+        if ((b - Kd).norm() <= kDirectAccepted * b.norm()) {
+          stale = true;
+          return true;
+        }
+        earlier.usable = false;
+      }
       for (bool fresh = false; !fresh;) {
         fresh = !direct->factored();
         if (fresh) {
           if (report.products + direct_cost > budget) return false;
+          earlier.usable = false;  // (its factor is overwritten)
           const bool factored = (single && delta >= single_delta && direct->factor(kkt, y, X, delta, true)) ||
                                 (single = false, direct->factor(kkt, y, X, delta, false));
           if (!factored) return false;
@@ -650,6 +751,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
           y = y_before;
           now = at_before;
           direct->forget();
+          earlier.usable = false;
         }
       }
       if (!exact && direct_only) break;
@@ -681,6 +783,12 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
         best_step = step;
       }
       if (exact && best.norm <= enough) break;
+    }
+    if (direct && direct->factored()) {
+      earlier.fitted = fitted;
+      earlier.kkt = std::make_unique<Kkt>(model, weights, earlier.fitted);
+      earlier.direct.emplace(std::move(*direct));
+      earlier.usable = true;
     }
     X = std::move(best_X);
     y = std::move(best_y);
