@@ -25,13 +25,18 @@ namespace {
 
 using namespace testing_support;
 
-Eigen::MatrixXd random_symmetric(Index n, const Eigen::VectorXd& eigenvalues, std::mt19937_64& rng) {
+// A random orthogonal matrix (the Q of a Gaussian matrix).
+Eigen::MatrixXd random_orthogonal(Index n, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
   Eigen::MatrixXd G(n, n);
   for (Index i = 0; i < n; ++i)
     for (Index j = 0; j < n; ++j) G(i, j) = normal(rng);
-  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
-  const Eigen::MatrixXd Q = qr.householderQ();
+  return Eigen::HouseholderQR<Eigen::MatrixXd>(G).householderQ();
+}
+
+// Q diag(eigenvalues) Q^T for a random orthogonal Q.
+Eigen::MatrixXd random_symmetric(Index n, const Eigen::VectorXd& eigenvalues, std::mt19937_64& rng) {
+  const Eigen::MatrixXd Q = random_orthogonal(n, rng);
   return Q * eigenvalues.asDiagonal() * Q.transpose();
 }
 
@@ -92,13 +97,11 @@ TEST(Gmres, AStaleFactorPreconditionsWherePlainRefinementStalls) {
     lambda[i] = near_null ? 1e-4 : (i % 2 ? -1.0 : 1.0) * std::pow(10.0, 2.0 * i / (n - 1.0));
     stale[i] = near_null ? 5e-4 : lambda[i];
   }
-  Eigen::MatrixXd G(n, n);
-  std::normal_distribution<double> normal;
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j) G(i, j) = normal(rng);
-  const Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(G).householderQ();
+  // A and its stale inverse share their eigenvectors.
+  const Eigen::MatrixXd Q = random_orthogonal(n, rng);
   const Eigen::MatrixXd A = Q * lambda.asDiagonal() * Q.transpose();
   const Eigen::MatrixXd M_inverse = Q * stale.cwiseInverse().asDiagonal() * Q.transpose();
+  std::normal_distribution<double> normal;
   Vector b(n);
   for (Index i = 0; i < n; ++i) b[i] = normal(rng);
   const auto apply = [&A](const Vector& v, Vector& out) { out = A * v; };

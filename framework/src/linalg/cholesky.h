@@ -12,12 +12,11 @@
 
 namespace sdprl::linalg {
 
-// MatrixF (sdprl/types.h) for a factor that only preconditions: the refinement against the exact
-// products corrects its error.
-
 // A = L L^T in place (L in the lower triangle; the strict upper triangle is not read or written).
 // False when A is not positive definite to working precision.
 SDPRL_API bool cholesky_in_place(Eigen::Ref<Matrix> A);
+// The same in single precision (MatrixF, sdprl/types.h), for a factor that only preconditions: the
+// refinement against the exact products corrects its error.
 SDPRL_API bool cholesky_in_place(Eigen::Ref<MatrixF> A);
 
 // x = (L L^T)^{-1} b with the factor of cholesky_in_place() (for a single-precision factor, b is

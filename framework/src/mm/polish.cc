@@ -34,10 +34,9 @@ constexpr double kKktFloor = 1e-13;
 // A KKT residual this small (relative to F) solves the guess well enough for its multipliers to say
 // which side of the box they are on (PolishReport::boxed). Below it a direct step (DirectKkt) that
 // does not cut the residual tenfold ends the round: there the residual is at rounding level, and
-// further steps (each a fresh factor then, under the plain refinement that GMRES has since
-// replaced: delta = the residual makes the system near singular) rose and fell between 1e-13 and
-// 1e-8 (sdpa_compare's n = 100: 7 of 35 steps). Not MINRES's
-// inexact steps, which gain less per step and still reach rounding level (SDPLIB's hinf1).
+// further steps rose and fell between 1e-13 and 1e-8 (sdpa_compare's n = 100: 7 of 35 steps;
+// docs/notes/solver-history.md). Not MINRES's inexact steps, which gain less per step and still
+// reach rounding level (SDPLIB's hinf1).
 constexpr double kKktSolved = 1e-8;
 constexpr double kSolvedProgress = 0.1;
 // A direct step's residual this small ends the round too: the certificate needs no more (the
