@@ -13,6 +13,7 @@
 #include "linalg/minres.h"
 #include "linalg/symmetric_eigen.h"
 #include "mm/certificate.h"
+#include "mm/polish.h"
 #include "sdprl/terms/composite_terms.h"
 #include "sdprl/terms/sparse_matrix_terms.h"
 #include "terms/term_subset.h"
@@ -502,6 +503,35 @@ void expect_polished_to_the_optimum(const Summary& s, double relative) {
   EXPECT_LE(s.certificate.lower_bound, s.final_objective);
   EXPECT_NEAR(s.final_objective, 2644.80398, relative * 2644.8);
   EXPECT_TRUE(s.polish.kept) << s.polish.note;
+}
+
+// MM's early attempts (direct_only) stop at a guess that has no direct solve, saying so, after one
+// guess: without the check their Newton loop gave up at its first step, and the guess was then
+// corrected and tried again (sparse-matrix terms have no direct solve).
+TEST(Polish, AnEarlyAttemptStopsAtAGuessWithoutTheDirectSolve) {
+  const Index n = 12;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<SparseMatrixTerms::Entry>> sparse(30);
+  Vector targets(30);
+  for (std::size_t t = 0; t < sparse.size(); ++t) {
+    for (int e = 0; e < 3; ++e) {
+      const int i = static_cast<int>(rng() % n), j = static_cast<int>(rng() % n);
+      sparse[t].push_back({std::min(i, j), std::max(i, j), normal(rng)});
+    }
+    targets[static_cast<Index>(t)] = normal(rng);
+  }
+  Model model;
+  model.terms = std::make_shared<SparseMatrixTerms>(n, sparse, targets);
+  Matrix X(n, 3);
+  for (Index i = 0; i < X.size(); ++i) X.data()[i] = normal(rng);
+  Vector multipliers(30);
+  for (Index t = 0; t < 30; ++t) multipliers[t] = t % 2 ? 0.5 : 1.0;  // half inside the box: fitted
+  const RegularizationWeights weights{1.0, 0.0};
+  const mm::Polished p = mm::polish(model, 1.0, weights, X, multipliers, 1e3, 100, /*direct_only=*/true);
+  EXPECT_EQ(p.report.note, "no direct solve for this guess");
+  EXPECT_EQ(p.report.rounds, 1);
+  EXPECT_EQ(p.report.newton_steps, 0);
 }
 
 // tools/bench/sdpa_compare's n = 100 instance (lambda = 1, its tight tolerances) at rank 60, SDPA's:

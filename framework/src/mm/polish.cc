@@ -594,6 +594,10 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     // residual.
     std::optional<DirectKkt> direct;
     if (const PairTerms* pairs = DirectKkt::applies(terms, n, k)) direct.emplace(*pairs, fitted, schur_storage);
+    if (!direct && direct_only) {
+      report.note = "no direct solve for this guess";
+      break;
+    }
     // This guess's fitted terms in the earlier guess's order (-1: not fitted there), and its new
     // terms A (at most kAcrossAdded: each costs a solve at every step).
     std::vector<Index> earlier_of, added;

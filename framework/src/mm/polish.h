@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sdprl/export.h"
 #include "sdprl/model.h"
 #include "sdprl/solver.h"
 
@@ -38,7 +39,7 @@ struct Polished {
 // surrogate (length m). objective: F(X). admm_iterations: the run's, which set the work budget.
 // direct_only: Newton steps solved by the direct factorisation alone (pair terms, small n and
 // |E|), none by MINRES: the cheap attempt that MM makes during a run (mm/mm_loop.cc).
-Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
+SDPRL_API Polished polish(const Model& model, double w, const RegularizationWeights& weights, const Matrix& X,
                 const Vector& multipliers, double objective, long admm_iterations, bool direct_only = false);
 
 // True when the polish's first guess (the multipliers inside their box) has the direct solve.
