@@ -671,18 +671,25 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
     // scale, and until one fails its refinement.
     bool single = true;
     bool stale = false;  // the last direct step's factor was taken at an earlier step
+    // The step by GMRES on the exact products, `precondition` (a factor's solve) its right
+    // preconditioner; true where the step's residual, checked against one more exact product, is
+    // within kDirectAccepted.
+    const auto gmres_step = [&](const auto& precondition) {
+      double residual = 0.0;
+      const long iterations =
+          linalg::gmres(apply, precondition, b, d, kMinresTolerance, kGmresIterations, &residual);
+      apply(d, Kd);
+      report.products += 2 * iterations + 1;  // the solves' and the products'
+      return (b - Kd).norm() <= kDirectAccepted * b.norm();
+    };
     const auto direct_step = [&]() {
       if (!direct) return false;
       // (Not from a point whose residual is far above the delta where the earlier factor was
       // taken: there S(y) has moved by more than delta, on which W = (S + delta I)^{-1} hinges.)
       if (!direct->factored() && earlier.usable && delta <= kAcrossResidual * earlier.direct->delta()) {
-        double residual = 0.0;
         across_prepare();
-        const long iterations =
-            linalg::gmres(apply, across, b, d, kMinresTolerance, kGmresIterations, &residual);
-        apply(d, Kd);
-        report.products += 2 * (iterations + static_cast<long>(added.size())) + 1;
-        if ((b - Kd).norm() <= kDirectAccepted * b.norm()) {
+        report.products += 2 * static_cast<long>(added.size());
+        if (gmres_step(across)) {
           stale = true;
           return true;
         }
@@ -700,15 +707,7 @@ Polished polish_impl(const Model& model, double w, const RegularizationWeights& 
           ++report.factorizations;
           if (direct->single()) ++report.single_factorizations;
         }
-        double residual = 0.0;
-        const long iterations = linalg::gmres(
-            apply, [&](const Vector& v, Vector& o) { direct->solve(kkt, v, o); }, b, d, kMinresTolerance,
-            kGmresIterations, &residual);
-        // The recurrence's residual, checked against the exact product (one more).
-        apply(d, Kd);
-        report.products += 2 * iterations + 1;  // the solves' and the products'
-        residual = (b - Kd).norm();
-        if (residual <= kDirectAccepted * b.norm()) {
+        if (gmres_step([&](const Vector& v, Vector& o) { direct->solve(kkt, v, o); })) {
           stale = !fresh;
           return true;
         }
